@@ -1,0 +1,41 @@
+"""Helpers for the course *Attention, from the dot product up*.
+
+Modules:
+    data     toy sentences, deterministic embeddings, the video library
+    plots    labelled heatmaps and bar charts with colour-blind-safe colours
+    widgets  sliders and pickers that redraw figures from the student's own functions
+    checks   the assertions used by visible and hidden tests, with messages that name the mistake
+
+Nothing here answers an exercise: references come from torch built-ins or from formulas in the tests.
+"""
+import contextlib
+import random
+import warnings
+
+__all__ = ["setup", "student_code"]
+
+
+def setup(seed=0):
+    """Run once at the top of every lesson: fixed seeds, quiet warnings, readable figures."""
+    import matplotlib as mpl
+    import numpy as np
+    import torch
+
+    random.seed(seed)
+    np.random.seed(seed)
+    torch.manual_seed(seed)
+    torch.set_num_threads(2)
+    np.set_printoptions(precision=4, suppress=True)
+    warnings.filterwarnings("ignore")  # stray library warnings on stderr would cost points under nbgrader
+    mpl.rcParams.update({"figure.dpi": 90, "figure.figsize": (6.4, 3.6), "axes.grid": False,
+                         "image.cmap": "viridis", "font.size": 10})
+
+
+@contextlib.contextmanager
+def student_code(name):
+    """Wrap a demo that calls the student's function `name`: until it is implemented,
+    print a short hint instead of a traceback. Every other error is shown as usual."""
+    try:
+        yield
+    except NotImplementedError:
+        print(f"(Implement `{name}` in the exercise above, run its cell, then re-run this cell.)")

@@ -1,0 +1,120 @@
+"""Assertions used by the visible and hidden tests.
+
+A failed check raises AssertionError with a message in the student's terms (shapes, axes) and,
+where a known mistake explains the result, names that mistake. The numerical helpers are bound
+when this module is imported, so rebinding `np.allclose` or `np.abs` in an answer cell later
+cannot make a wrong answer pass.
+"""
+import math
+import numbers
+
+import numpy as np
+
+_abs, _argmax, _isfinite, _asarray, _unravel = np.abs, np.argmax, np.isfinite, np.asarray, np.unravel_index
+_float64 = np.float64
+
+
+def to_numpy(x):
+    """float64 numpy copy of an array, tensor or nested list."""
+    if hasattr(x, "detach"):
+        x = x.detach().cpu().double().numpy()
+    return _asarray(x, dtype=_float64)
+
+
+def _shape(x):
+    return tuple(x.shape) if hasattr(x, "shape") else tuple(_asarray(x).shape)
+
+
+def call(fn, *args, **kwargs):
+    """Call the student's function; an unanswered exercise gives a one-line hint instead of a traceback."""
+    try:
+        return fn(*args, **kwargs)
+    except NotImplementedError:
+        raise NotImplementedError(
+            f"`{getattr(fn, '__name__', fn)}` is not implemented yet: replace `raise NotImplementedError()` "
+            "with your code and run that cell.") from None
+
+
+def expect_shape(x, shape, what):
+    """`what` must have exactly this shape."""
+    got = _shape(x)
+    if got != tuple(shape):
+        raise AssertionError(f"{what} should have shape {tuple(shape)}, but has shape {got}.")
+
+
+def _max_diff(a, b):
+    return float(_abs(a - b).max()) if a.size else 0.0
+
+
+def _close(a, b, atol, rtol):
+    return a.shape == b.shape and bool(_isfinite(a).all()) and _max_diff(a, b) <= atol + rtol * float(_abs(b).max(initial=0))
+
+
+def is_close(actual, expected, atol=1e-6, rtol=1e-6):
+    """True if both have the same shape and agree within atol + rtol·max|expected|."""
+    return _close(to_numpy(actual), to_numpy(expected), atol, rtol)
+
+
+def expect_close(actual, expected, what, atol=1e-6, rtol=1e-6, mistakes=None):
+    """`actual` must equal `expected` within atol + rtol·max|expected|.
+
+    mistakes: {description: what that mistake would have produced}. If the answer matches one,
+    the message names it ("you divided by d_k instead of √d_k")."""
+    if actual is None:
+        raise AssertionError(f"{what} returned None: did you forget the `return` statement?")
+    a, e = to_numpy(actual), to_numpy(expected)
+    for description, wrong in (mistakes or {}).items():
+        if _close(a, to_numpy(wrong), atol, rtol) and not _close(a, e, atol, rtol):
+            raise AssertionError(f"{what} is not right: {description}")
+    if a.shape != e.shape:
+        raise AssertionError(f"{what} should have shape {e.shape}, but has shape {a.shape}.")
+    if not _isfinite(a).all() and _isfinite(e).all():
+        raise AssertionError(f"{what} contains NaN or inf where the expected result is finite "
+                             "(an overflow, or a division by zero?).")
+    tol = atol + rtol * float(_abs(e).max(initial=0))
+    diff = _max_diff(a, e)
+    if not diff <= tol:
+        idx = tuple(int(i) for i in _unravel(_argmax(_abs(a - e)), a.shape)) if a.ndim else ()
+        raise AssertionError(f"{what} is off by up to {diff:.3g} (tolerance {tol:.1g}); at index {idx} "
+                             f"it is {a[idx]:.6g} where {e[idx]:.6g} was expected.")
+
+
+def expect(condition, message):
+    """A plain check with a message for the student."""
+    if not condition:
+        raise AssertionError(message)
+
+
+def passed(what):
+    """Say that a group of checks passed (test cells end with this, never with a bare expression)."""
+    print(f"✓ {what}: all checks passed.")
+
+
+# --- quiz answers -------------------------------------------------------------------------
+
+def expect_choice(answer, choices, what):
+    """Visible check of a multiple-choice answer's format: one of the letters in `choices`."""
+    if answer is None:
+        raise AssertionError(f"{what}: replace None with your answer, one of {', '.join(map(repr, choices))}.")
+    if str(answer).strip().lower() not in [c.lower() for c in choices]:
+        raise AssertionError(f"{what}: answer with one of {', '.join(map(repr, choices))} (a string), not {answer!r}.")
+
+
+def expect_number(answer, what):
+    """Visible check of a numeric answer's format: a finite int or float."""
+    if answer is None or isinstance(answer, bool) or not isinstance(answer, numbers.Real):
+        raise AssertionError(f"{what}: answer with a number (int or float), not {answer!r}.")
+    if not math.isfinite(float(answer)):
+        raise AssertionError(f"{what}: answer with a finite number, not {answer!r}.")
+
+
+def check_choice(answer, correct, what):
+    """Hidden check of a multiple-choice answer, compared as str(answer)."""
+    if str(answer).strip().lower() != correct.lower():
+        raise AssertionError(f"{what}: not the expected answer.")
+
+
+def check_number(answer, correct, what, tol=1e-6):
+    """Hidden check of a numeric answer, compared as float(answer)."""
+    if not abs(float(answer) - correct) <= tol * max(1.0, abs(correct)):
+        raise AssertionError(f"{what}: not the expected value.")

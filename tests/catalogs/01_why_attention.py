@@ -1,0 +1,59 @@
+"""Known wrong implementations (must lose points, with the message that names the mistake)
+and correct variants (must keep full marks) for lesson 01."""
+from catalog_tools import quiz
+
+EXERCISES = {
+    "rnn-step": {
+        "wrong": {
+            "no tanh": ("def rnn_step(h, x, W_h, W_x, b):\n    return h @ W_h.T + x @ W_x.T + b", "tanh is missing"),
+            "no bias": ("def rnn_step(h, x, W_h, W_x, b):\n    return np.tanh(h @ W_h.T + x @ W_x.T)", "bias b is missing"),
+            "W_h not transposed": ("def rnn_step(h, x, W_h, W_x, b):\n    return np.tanh(h @ W_h + x @ W_x.T + b)",
+                                   "without the transpose"),
+            "sigmoid": ("def rnn_step(h, x, W_h, W_x, b):\n    return 1 / (1 + np.exp(-(h @ W_h.T + x @ W_x.T + b)))",
+                        "not the logistic sigmoid"),
+            "ignores h": ("def rnn_step(h, x, W_h, W_x, b):\n    return np.tanh(x @ W_x.T + b)", "previous state h is ignored"),
+            "only single vectors": ("def rnn_step(h, x, W_h, W_x, b):\n"
+                                    "    return np.tanh(W_h @ h + W_x @ x + b)", None),
+            "returns None": ("def rnn_step(h, x, W_h, W_x, b):\n    np.tanh(h @ W_h.T + x @ W_x.T + b)", "return"),
+        },
+        "right": {
+            "column-vector maths": "def rnn_step(h, x, W_h, W_x, b):\n    return np.tanh((W_h @ h[..., None])[..., 0] + (W_x @ x[..., None])[..., 0] + b)",
+            "einsum": "def rnn_step(h, x, W_h, W_x, b):\n    return np.tanh(np.einsum('ij,...j->...i', W_h, h) + np.einsum('ij,...j->...i', W_x, x) + b)",
+            "float32 inside": "def rnn_step(h, x, W_h, W_x, b):\n    f = lambda a: np.asarray(a, np.float32)\n"
+                              "    return np.tanh(f(h) @ f(W_h).T + f(x) @ f(W_x).T + f(b)).astype(np.float64)",
+            "torch inside": "def rnn_step(h, x, W_h, W_x, b):\n    t = torch.as_tensor\n"
+                            "    return torch.tanh(t(h) @ t(W_h).T + t(x) @ t(W_x).T + t(b)).numpy()",
+        },
+    },
+    "rnn-run": {
+        "wrong": {
+            "state not carried": ("def rnn_run(xs, h0, W_h, W_x, b):\n"
+                                  "    return np.stack([rnn_step(h0, x, W_h, W_x, b) for x in xs])", "carry the new state"),
+            "reads backwards": ("def rnn_run(xs, h0, W_h, W_x, b):\n    h, out = h0, []\n"
+                                "    for x in xs[::-1]:\n        h = rnn_step(h, x, W_h, W_x, b); out.append(h)\n"
+                                "    return np.stack(out)", "back to front"),
+            "states reversed": ("def rnn_run(xs, h0, W_h, W_x, b):\n    h, out = h0, []\n"
+                                "    for x in xs:\n        h = rnn_step(h, x, W_h, W_x, b); out.insert(0, h)\n"
+                                "    return np.stack(out)", "reverse order"),
+            "includes h0": ("def rnn_run(xs, h0, W_h, W_x, b):\n    h, out = h0, [h0]\n"
+                            "    for x in xs:\n        h = rnn_step(h, x, W_h, W_x, b); out.append(h)\n"
+                            "    return np.stack(out)", "shape"),
+            "only the last state": ("def rnn_run(xs, h0, W_h, W_x, b):\n    h = h0\n"
+                                    "    for x in xs:\n        h = rnn_step(h, x, W_h, W_x, b)\n    return h", "shape"),
+            "drops the last token": ("def rnn_run(xs, h0, W_h, W_x, b):\n    h, out = h0, [h0]\n"
+                                     "    for x in xs[:-1]:\n        h = rnn_step(h, x, W_h, W_x, b); out.append(h)\n"
+                                     "    return np.stack(out)", None),
+        },
+        "right": {
+            "preallocated array": "def rnn_run(xs, h0, W_h, W_x, b):\n    out = np.empty((len(xs), len(h0)))\n    h = h0\n"
+                                  "    for t in range(len(xs)):\n        h = out[t] = rnn_step(h, xs[t], W_h, W_x, b)\n    return out",
+            "recursion": "def rnn_run(xs, h0, W_h, W_x, b):\n    h = rnn_step(h0, xs[0], W_h, W_x, b)\n"
+                         "    return h[None] if len(xs) == 1 else np.vstack([h[None], rnn_run(xs[1:], h, W_h, W_x, b)])",
+        },
+    },
+    "quiz-rnn-state-size": quiz("q1_answer", right=[64, 64.0], wrong=[1000, 64000, "64"]),
+    "quiz-sequential-steps": quiz("q2_answer", right=[1000], wrong=[1, 999, 64]),
+    "quiz-why-fade": quiz("q3_answer", right=["b", "B", " b "], wrong=["a", "c", "d"]),
+    "quiz-path-length": quiz("q4_answer", right=["c", "C"], wrong=["a", "b", "d"]),
+    "quiz-large-scale": quiz("q5_answer", right=["b"], wrong=["a", "c", "d"]),
+}

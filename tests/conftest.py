@@ -1,0 +1,21 @@
+import pytest
+
+from harness import LESSONS
+
+
+def lesson_params():
+    """One parameter per lesson, grouped so that all tests of a lesson share one worker and one kernel."""
+    return [pytest.param(lesson, marks=pytest.mark.xdist_group(lesson), id=lesson) for lesson in LESSONS]
+
+
+def pytest_terminal_summary(terminalreporter):
+    """Print the wall time of every notebook that the tests executed."""
+    rows = []
+    for report in terminalreporter.stats.get("passed", []) + terminalreporter.stats.get("failed", []):
+        for key, value in report.user_properties:
+            if key == "notebook_seconds":
+                rows.append(value)
+    if rows:
+        terminalreporter.section("notebook wall times (2 cores, one kernel each)")
+        for name, seconds in sorted(rows):
+            terminalreporter.write_line(f"{name:<48} {seconds:6.1f} s")

@@ -1,0 +1,156 @@
+"""Unit tests of the helper package, on its own."""
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+import torch  # noqa: E402
+
+import attention_course as ac  # noqa: E402
+from attention_course import checks, data, plots, widgets  # noqa: E402
+
+pytestmark = pytest.mark.xdist_group("helpers")
+
+
+# --- checks -------------------------------------------------------------------------------
+
+def test_expect_close_accepts_tensors_and_float32():
+    checks.expect_close(torch.tensor([1.0, 2.0]), np.array([1.0, 2.0]), "x")
+    checks.expect_close(np.float32([0.1, 0.2]), [0.1, 0.2], "x", atol=1e-6)
+
+
+def test_expect_close_names_the_mistake_it_recognises():
+    with pytest.raises(AssertionError, match="you forgot to scale"):
+        checks.expect_close([2.0, 4.0], [1.0, 2.0], "scores", mistakes={"you forgot to scale": [2.0, 4.0]})
+
+
+def test_expect_close_reports_shape_and_location():
+    with pytest.raises(AssertionError, match=r"shape \(2,\), but has shape \(3,\)"):
+        checks.expect_close([1, 2, 3], [1, 2], "out")
+    with pytest.raises(AssertionError, match=r"at index \(1,\) it is 5 where 2 was expected"):
+        checks.expect_close([1, 5], [1, 2], "out")
+    with pytest.raises(AssertionError, match="NaN or inf"):
+        checks.expect_close([np.nan, 1], [1, 1], "out")
+    with pytest.raises(AssertionError, match="return"):
+        checks.expect_close(None, [1], "out")
+
+
+def test_checks_survive_a_monkeypatched_numpy(monkeypatch):
+    monkeypatch.setattr(np, "allclose", lambda *a, **k: True)
+    monkeypatch.setattr(np, "abs", lambda x: x * 0)
+    with pytest.raises(AssertionError):
+        checks.expect_close([1.0, 5.0], [1.0, 2.0], "out")
+
+
+def test_call_turns_not_implemented_into_a_hint():
+    def softmax(x):
+        raise NotImplementedError()
+    with pytest.raises(NotImplementedError, match="`softmax` is not implemented yet"):
+        checks.call(softmax, 1)
+
+
+def test_quiz_checks():
+    checks.expect_choice("B", "abcd", "Q1")
+    checks.check_choice(" b ", "b", "Q1")
+    checks.expect_number(3, "Q2")
+    checks.check_number(64.0, 64, "Q2")
+    for bad in (None, "e", 3):
+        with pytest.raises(AssertionError):
+            checks.expect_choice(bad, "abcd", "Q1")
+    for bad in (None, "3", True, float("nan")):
+        with pytest.raises(AssertionError):
+            checks.expect_number(bad, "Q2")
+    with pytest.raises(AssertionError):
+        checks.check_number(63, 64, "Q2")
+
+
+def test_passed_prints_and_returns_none(capsys):
+    assert checks.passed("softmax") is None
+    assert "softmax" in capsys.readouterr().out
+
+
+# --- data ---------------------------------------------------------------------------------
+
+def test_embeddings_are_deterministic_per_word():
+    a, b = data.embed(["The", "cat", "the"], 8), data.embed(["the"], 8)
+    assert a.shape == (3, 8)
+    np.testing.assert_array_equal(a[0], a[2])
+    np.testing.assert_array_equal(a[0], b[0])
+    assert not np.allclose(a[0], a[1])
+
+
+def test_video_library_shapes_and_query():
+    titles, keys, values = data.video_library()
+    assert keys.shape == (len(titles), len(data.VIDEO_TAGS))
+    assert values.shape == (len(titles), len(data.VIDEO_CONTENT))
+    np.testing.assert_array_equal(data.video_query("Cats jumping"), [1, 0, 1, 0, 0, 0])
+
+
+# --- plots --------------------------------------------------------------------------------
+
+def test_heatmap_labels_axes_with_tokens():
+    tokens = ["the", "cat", "sat"]
+    ax = plots.attention_heatmap(np.eye(3), tokens, title="identity")
+    assert [t.get_text() for t in ax.get_xticklabels()] == tokens
+    assert [t.get_text() for t in ax.get_yticklabels()] == tokens
+    assert ax.get_xlabel() and ax.get_ylabel() and ax.get_title() == "identity"
+    plt.close("all")
+
+
+def test_heatmap_rejects_mismatched_tokens_in_plain_words():
+    with pytest.raises(ValueError, match=r"\(T_q, T_k\) = \(2, 2\)"):
+        plots.attention_heatmap(np.eye(3), ["a", "b"])
+
+
+def test_save_writes_png_when_asked(tmp_path, monkeypatch):
+    monkeypatch.setenv("ATTENTION_COURSE_FIGURES", str(tmp_path))
+    fig, _ = plt.subplots()
+    plots.save(fig, "x")
+    assert (tmp_path / "x.png").stat().st_size > 0
+    plt.close("all")
+
+
+# --- widgets and friendly demos -----------------------------------------------------------
+
+def _figure(n):
+    fig, ax = plt.subplots()
+    ax.plot(range(n))
+    return fig
+
+
+def test_explorer_redraws_and_records_time():
+    box = widgets.explore(_figure, n=widgets.slider("n", 1, 10, 3))
+    assert box.status == "figure"
+    box.controls["n"].value = 7
+    assert len(box.redraw_seconds) == 2 and box in widgets.Explorer.instances
+
+
+def test_explorer_shows_a_note_before_the_exercise_is_done():
+    def draw(n):
+        raise NotImplementedError()
+    assert widgets.explore(draw, needs=["softmax"], n=widgets.slider("n", 1, 3, 1)).status == "not implemented"
+
+
+def test_explorer_shows_student_errors_as_one_line():
+    def draw(n):
+        raise ValueError("shapes (2,3) and (4,3) not aligned")
+    assert widgets.explore(draw, n=widgets.slider("n", 1, 3, 1)).status.startswith("error: ValueError")
+
+
+def test_student_code_hides_only_not_implemented(capsys):
+    with ac.student_code("softmax"):
+        raise NotImplementedError()
+    assert "Implement `softmax`" in capsys.readouterr().out
+    with pytest.raises(ValueError):
+        with ac.student_code("softmax"):
+            raise ValueError("real bug")
+
+
+def test_package_holds_no_answers():
+    """The helpers never implement an exercise: no softmax, attention, layer norm or RNN step in them."""
+    import inspect
+    source = "".join(inspect.getsource(m) for m in (ac, checks, data, plots, widgets))
+    for banned in ("def softmax", "def scaled_dot_product_attention", "def layer_norm", "def rnn_step",
+                   "torch.softmax", ".softmax(", "def split_heads", "def positional_encoding"):
+        assert banned not in source, banned

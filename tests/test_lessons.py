@@ -1,0 +1,110 @@
+"""Every lesson, executed for real: the solution runs clean, the student version fails only where it
+should, and every exercise's tests catch the known mistakes while accepting correct variants."""
+import pytest
+
+from conftest import lesson_params
+from harness import (LESSONS, LiveKernel, describe, errors, exercises, grade_id, is_answer, is_test,
+                     load_catalog, nbgrader_meta, read, solution_path, stderr, student_path)
+
+CODE_WRONG, CODE_RIGHT, QUIZ_WRONG, QUIZ_RIGHT = 4, 2, 2, 1
+
+
+@pytest.fixture(scope="module", params=lesson_params())
+def solved(request):
+    """The solution notebook, run top to bottom in a kernel that stays alive for the catalog tests."""
+    lesson = request.param
+    with LiveKernel(solution_path(lesson)) as kernel:
+        kernel.seconds = kernel.run_all()
+        kernel.lesson = lesson
+        yield kernel
+
+
+def test_solution_runs_clean(solved, record_property):
+    record_property("notebook_seconds", (f"solutions/{solved.lesson}", solved.seconds))
+    problems = [f"cell {i}: {describe(c.outputs)}" for i, c in enumerate(solved.nb.cells)
+                if c.cell_type == "code" and (errors(c.outputs) or stderr(c.outputs))]
+    assert not problems, "\n".join(problems)
+
+
+def test_solution_widgets_draw(solved):
+    statuses = solved.value("[e.status for e in __import__('attention_course.widgets').widgets.Explorer.instances]")
+    assert statuses, "every lesson has at least one explorer widget"
+    assert set(statuses) == {"figure"}, statuses
+
+
+def test_catalog_covers_every_exercise(solved):
+    catalog = load_catalog(solved.lesson)
+    for answer, _, _ in exercises(solved.nb):
+        gid = grade_id(answer)
+        assert gid in catalog, f"{solved.lesson}: no catalog entry for exercise {gid}"
+        quiz = gid.startswith("quiz-")
+        need_wrong, need_right = (QUIZ_WRONG, QUIZ_RIGHT) if quiz else (CODE_WRONG, CODE_RIGHT)
+        assert len(catalog[gid]["wrong"]) >= need_wrong, f"{gid}: at least {need_wrong} wrong implementations"
+        assert len(catalog[gid]["right"]) >= need_right, f"{gid}: at least {need_right} correct variants"
+    test_ids = {grade_id(c) for c in solved.nb.cells if is_test(c)}
+    orphans = test_ids - {grade_id(t) for _, t, _ in exercises(solved.nb)}
+    assert not orphans, f"test cells not named <answer id>-tests: {orphans}"
+
+
+def _score_variant(kernel, answer, tests, source):
+    """Run a variant in place of the answer, then the exercise's tests (hidden ones included).
+    Returns None if the tests pass as nbgrader would score them (no error, no stderr), else the reason."""
+    defined = kernel.run(source)
+    assert not errors(defined), f"the variant itself does not run: {describe(defined)}"
+    outputs = kernel.run(tests.source)
+    kernel.run(answer.source)                                   # restore the reference answer
+    return describe(outputs) or None
+
+
+def test_wrong_implementations_lose_points(solved):
+    catalog, failures = load_catalog(solved.lesson), []
+    for answer, tests, _ in exercises(solved.nb):
+        for name, (source, message) in catalog.get(grade_id(answer), {}).get("wrong", {}).items():
+            reason = _score_variant(solved, answer, tests, source)
+            if reason is None:
+                failures.append(f"{grade_id(answer)} / {name}: the tests gave full marks")
+            elif message and message not in reason:
+                failures.append(f"{grade_id(answer)} / {name}: expected the message to say {message!r}, got {reason}")
+    assert not failures, "\n".join(failures)
+
+
+def test_correct_variants_keep_points(solved):
+    catalog, failures = load_catalog(solved.lesson), []
+    for answer, tests, _ in exercises(solved.nb):
+        for name, source in catalog.get(grade_id(answer), {}).get("right", {}).items():
+            reason = _score_variant(solved, answer, tests, source)
+            if reason is not None:
+                failures.append(f"{grade_id(answer)} / {name}: lost points: {reason}")
+    assert not failures, "\n".join(failures)
+
+
+@pytest.mark.parametrize("lesson", lesson_params())
+def test_student_notebook_fails_only_where_unanswered(lesson, record_property):
+    """Released notebook, nothing answered: answer cells raise NotImplementedError, test cells fail with
+    NotImplementedError or AssertionError, every other cell (demos, widgets, experiments) runs clean."""
+    with LiveKernel(student_path(lesson)) as kernel:
+        record_property("notebook_seconds", (f"notebooks/{lesson} (unanswered)", kernel.run_all()))
+        problems = []
+        for i, cell in enumerate(kernel.nb.cells):
+            if cell.cell_type != "code":
+                continue
+            allowed = {"NotImplementedError"} if is_answer(cell) else set()
+            if is_test(cell):
+                allowed = {"NotImplementedError", "AssertionError"}
+            bad = [e for e in errors(cell.outputs) if e.ename not in allowed]
+            if bad or stderr(cell.outputs):
+                problems.append(f"cell {i} ({grade_id(cell) or 'demo'}): {describe(cell.outputs)}")
+        assert not problems, "\n".join(problems)
+        statuses = kernel.value("[e.status for e in __import__('attention_course.widgets').widgets.Explorer.instances]")
+        assert statuses and set(statuses) == {"not implemented"}, statuses
+
+
+@pytest.mark.parametrize("lesson", LESSONS)
+def test_answer_cells_are_marked_for_nbgrader(lesson):
+    nb = read(solution_path(lesson))
+    for cell in nb.cells:
+        meta = nbgrader_meta(cell)
+        if meta.get("solution") and cell.cell_type == "code":
+            assert "### BEGIN SOLUTION" in cell.source, f"{grade_id(cell)}: answer cell without solution markers"
+        if meta:
+            assert meta.get("schema_version") == 3 and meta.get("grade_id"), cell.source[:80]
