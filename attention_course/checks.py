@@ -55,6 +55,16 @@ def is_close(actual, expected, atol=1e-6, rtol=1e-6):
     return _close(to_numpy(actual), to_numpy(expected), atol, rtol)
 
 
+def expect_no_mistake(actual, what, mistakes, atol=1e-6, rtol=1e-6):
+    """Fail, naming the mistake, if `actual` equals what one of the known `mistakes` would produce."""
+    if actual is None:
+        raise AssertionError(f"{what} returned None: did you forget the `return` statement?")
+    a = to_numpy(actual)
+    for description, wrong in (mistakes or {}).items():
+        if _close(a, to_numpy(wrong), atol, rtol):
+            raise AssertionError(f"{what} is not right: {description}")
+
+
 def expect_close(actual, expected, what, atol=1e-6, rtol=1e-6, mistakes=None):
     """`actual` must equal `expected` within atol + rtol·max|expected|.
 
@@ -63,9 +73,8 @@ def expect_close(actual, expected, what, atol=1e-6, rtol=1e-6, mistakes=None):
     if actual is None:
         raise AssertionError(f"{what} returned None: did you forget the `return` statement?")
     a, e = to_numpy(actual), to_numpy(expected)
-    for description, wrong in (mistakes or {}).items():
-        if _close(a, to_numpy(wrong), atol, rtol) and not _close(a, e, atol, rtol):
-            raise AssertionError(f"{what} is not right: {description}")
+    if not _close(a, e, atol, rtol):
+        expect_no_mistake(a, what, mistakes, atol, rtol)
     if a.shape != e.shape:
         raise AssertionError(f"{what} should have shape {e.shape}, but has shape {a.shape}.")
     if not _isfinite(a).all() and _isfinite(e).all():
@@ -118,3 +127,12 @@ def check_number(answer, correct, what, tol=1e-6):
     """Hidden check of a numeric answer, compared as float(answer)."""
     if not abs(float(answer) - correct) <= tol * max(1.0, abs(correct)):
         raise AssertionError(f"{what}: not the expected value.")
+
+
+def expect_finite(x, what, hint=""):
+    """Every entry of `x` must be finite (no NaN, no ±inf); `hint` names the likely cause."""
+    if x is None:
+        raise AssertionError(f"{what} returned None: did you forget the `return` statement?")
+    a = to_numpy(x)
+    if not _isfinite(a).all():
+        raise AssertionError(f"{what} contains NaN or inf. {hint}".strip())
