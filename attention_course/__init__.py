@@ -24,7 +24,7 @@ def setup(seed=0):
     random.seed(seed)
     np.random.seed(seed)
     torch.manual_seed(seed)
-    torch.set_num_threads(2)
+    torch.set_num_threads(1)  # the course's tensors are tiny: one thread is faster, and grading runs notebooks in parallel
     np.set_printoptions(precision=4, suppress=True)
     warnings.filterwarnings("ignore")  # stray library warnings on stderr would cost points under nbgrader
     mpl.rcParams.update({"figure.dpi": 90, "figure.figsize": (6.4, 3.6), "axes.grid": False,
