@@ -33,5 +33,14 @@ release: $(STAMP)
 student-bundle: $(STAMP)
 	$(BIN)/python tools/student_bundle.py dist/student-bundle
 
+# Grade a class: make grade LESSON=01_why_attention SUBMISSIONS=<LMS download folder>|exchange [GRADE_ARGS="--workers 4"]
+grade: $(STAMP)
+	$(BIN)/python autograde/grade.py $(LESSON) $(SUBMISSIONS) $(GRADE_ARGS)
+
+# Notebook run times, grading throughput, widget latency, peak memory -> benchmarks/results.json
+# (e.g. make bench BENCH_ARGS="--only notebooks,memory --repeat 1"; see README "Performance").
+bench: $(STAMP)
+	$(BIN)/python benchmarks/bench.py $(BENCH_ARGS)
+
 clean:
 	rm -rf dist artifacts .pytest_cache

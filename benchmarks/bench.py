@@ -1,0 +1,563 @@
+"""Benchmarks for the course: notebook run times, grading throughput, widget latency and peak memory.
+
+    python benchmarks/bench.py [--only notebooks,grading,widgets,memory] [--repeat 3]
+                               [--lesson 01_why_attention] [--submissions 20] [--workers N]
+                               [--changes 20] [--lessons L1,L2] [--json benchmarks/results.json] [--readme]
+
+(`make bench BENCH_ARGS="..."` runs it with the course's environment.) Prints one table, with the
+design budgets beside each figure and the ones over budget marked, and writes the same
+measurements as JSON (by default benchmarks/results.json, committed as the latest measurement).
+
+  notebooks  every solution notebook executed headless with nbclient (kernel start, every cell,
+             kernel shutdown), median of --repeat runs, the total, and the floor: a notebook that
+             only starts a kernel and imports numpy, torch, matplotlib.pyplot and attention_course.
+             Runs are interleaved (floor, 01, 02, ..., floor, 01, ...) so background load spreads evenly.
+  grading    --submissions synthetic submissions of --lesson (answers filled in from the solution for
+             a varying number of exercises), graded on a temporary copy of the course twice: stock
+             sequential `nbgrader autograde` and the course's `autograde/grade.py`; submissions per minute.
+  widgets    each explorer (attention_course.widgets.Explorer) of each solution notebook: after the
+             notebook has run, its controls are changed from code in the same kernel; the in-kernel
+             time from setting a value to the end of the redraw it triggers (--changes changes per
+             explorer after a warm-up), median and 90th percentile.
+  memory     the kernel process's peak resident memory (ru_maxrss) of the biggest notebook.
+
+This is a measurement, not a test: it exits 0 even when a figure is over budget.
+"""
+import argparse
+import csv
+import datetime
+import json
+import os
+import platform
+import shlex
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import nbformat
+from nbclient import NotebookClient
+
+ROOT = Path(__file__).resolve().parents[1]
+PARTS = ("notebooks", "grading", "widgets", "memory")
+NOTEBOOK_BUDGET, CAPSTONE_BUDGET, COURSE_BUDGET, REDRAW_BUDGET_MS = 15.0, 30.0, 60.0, 100.0
+CAPSTONE_PREFIX = "09_"
+FLOOR_SOURCE = "import numpy\nimport torch\nimport matplotlib.pyplot\nimport attention_course"
+MEMORY_SOURCE = "import resource\nprint(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)"  # KiB on Linux
+GRADE_SCRIPT = Path("autograde") / "grade.py"
+# nbgrader's working data, never copied into the temporary course
+SKIP_IN_AUTOGRADE = {"gradebook.db", "submitted", "autograded", "feedback", "downloaded", "runs"}
+
+# Kernels are started with the first `python` on PATH (as nbgrader does): make it this interpreter.
+os.environ["PATH"] = os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", "")
+os.environ.pop("ATTENTION_COURSE_FIGURES", None)   # benchmarks never write figure files
+
+
+def lessons(root=ROOT):
+    """Every lesson that has a solution notebook: solutions/<lesson>/<lesson>.ipynb."""
+    return sorted(p.name for p in (root / "solutions").iterdir() if (p / f"{p.name}.ipynb").is_file())
+
+
+def solution_path(lesson, root=ROOT):
+    return root / "solutions" / lesson / f"{lesson}.ipynb"
+
+
+def notebook_budget(lesson):
+    return CAPSTONE_BUDGET if lesson.startswith(CAPSTONE_PREFIX) else NOTEBOOK_BUDGET
+
+
+def percentile(values, q):
+    """Linear-interpolated percentile (q in 0..100) of a non-empty list."""
+    ordered = sorted(values)
+    position = (len(ordered) - 1) * q / 100
+    low = int(position)
+    high = min(low + 1, len(ordered) - 1)
+    return ordered[low] + (ordered[high] - ordered[low]) * (position - low)
+
+
+def _errors(nb):
+    found = []
+    for index, cell in enumerate(nb.cells):
+        for output in cell.get("outputs", []) if cell.cell_type == "code" else []:
+            if output.output_type == "error":
+                found.append(f"cell {index}: {output.ename}: {output.evalue}"[:200])
+    return found
+
+
+def _stdout(outputs):
+    return "".join(o.text for o in outputs if o.output_type == "stream" and o.name == "stdout")
+
+
+def _run_extra(client, nb, source):
+    """Run one more cell in the client's kernel; return its outputs."""
+    nb.cells.append(nbformat.v4.new_code_cell(source))
+    try:
+        return client.execute_cell(nb.cells[-1], len(nb.cells) - 1).outputs
+    finally:
+        nb.cells.pop()
+
+
+def run_notebook(path, timeout=300, after=None):
+    """Execute a notebook headless. Returns {seconds, phases, peak_rss_mib, errors, after}: `seconds`
+    covers kernel start, every cell and kernel shutdown (each in `phases`); the peak-memory probe and
+    `after(client, nb)` (run in the same kernel once every cell has run) are not counted."""
+    path = Path(path)
+    nb = nbformat.read(str(path), as_version=4)
+    client = NotebookClient(nb, timeout=timeout, kernel_name="python3", allow_errors=True,
+                            resources={"metadata": {"path": str(path.parent)}})
+    after_result = None
+    start = time.perf_counter()
+    with client.setup_kernel():
+        started = time.perf_counter()
+        for index, cell in enumerate(nb.cells):
+            if cell.cell_type == "code":
+                client.execute_cell(cell, index)
+        cells_done = time.perf_counter()
+        errors = _errors(nb)
+        text = _stdout(_run_extra(client, nb, MEMORY_SOURCE)).strip()
+        peak = int(text) / 1024 if text.isdigit() else None
+        if after is not None:
+            after_result = after(client, nb)
+        shutdown_start = time.perf_counter()
+    end = time.perf_counter()
+    phases = {"start_s": started - start, "cells_s": cells_done - started, "shutdown_s": end - shutdown_start}
+    return {"seconds": sum(phases.values()), "phases": phases, "peak_rss_mib": peak, "errors": errors,
+            "after": after_result}
+
+
+def floor_notebook(folder):
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell(FLOOR_SOURCE)]
+    path = Path(folder) / "floor.ipynb"
+    nbformat.write(nb, str(path))
+    return path
+
+
+# ----------------------------------------------------------------------------------------- notebooks
+def bench_notebooks(names, repeat, timeout, log):
+    """Median wall time of the floor and of every solution notebook, interleaved over `repeat` rounds."""
+    with tempfile.TemporaryDirectory(prefix="bench_floor_") as folder:
+        paths = {"floor": floor_notebook(folder), **{name: solution_path(name) for name in names}}
+        runs = {name: [] for name in paths}
+        for round_ in range(repeat):
+            for name, path in paths.items():
+                result = run_notebook(path, timeout)
+                runs[name].append(result)
+                log(f"  notebooks round {round_ + 1}/{repeat}: {name} {result['seconds']:.1f} s"
+                    + (f" ({len(result['errors'])} errors)" if result["errors"] else ""))
+    summary = {}
+    for name, results in runs.items():
+        seconds = [r["seconds"] for r in results]
+        peaks = [r["peak_rss_mib"] for r in results if r["peak_rss_mib"] is not None]
+        summary[name] = {"median_s": statistics.median(seconds), "runs_s": seconds,
+                         "runs_phases_s": [r["phases"] for r in results],
+                         "peak_rss_mib": max(peaks) if peaks else None,
+                         "errors": sorted({e for r in results for e in r["errors"]})}
+    floor = summary.pop("floor")
+    for name, entry in summary.items():
+        entry["ratio_to_floor"] = entry["median_s"] / floor["median_s"]
+        entry["budget_s"] = notebook_budget(name)
+    total = sum(entry["median_s"] for entry in summary.values())
+    return {"repeat": repeat, "floor": floor, "lessons": summary,
+            "total_s": total, "total_budget_s": COURSE_BUDGET}
+
+
+# ----------------------------------------------------------------------------------------- memory
+def bench_memory(names, notebooks, timeout, log):
+    """Peak RSS of every notebook's kernel (reused from the notebook runs when they happened)."""
+    if notebooks is not None:
+        peaks = {name: entry["peak_rss_mib"] for name, entry in notebooks["lessons"].items()}
+    else:
+        peaks = {}
+        for name in names:
+            peaks[name] = run_notebook(solution_path(name), timeout)["peak_rss_mib"]
+            log(f"  memory: {name} {peaks[name]:.0f} MiB" if peaks[name] else f"  memory: {name} unknown")
+    known = {name: peak for name, peak in peaks.items() if peak is not None}
+    biggest = max(known, key=known.get) if known else None
+    return {"per_lesson_mib": peaks, "biggest": biggest, "peak_rss_mib": known.get(biggest)}
+
+
+# ----------------------------------------------------------------------------------------- widgets
+WIDGET_DRIVER = r'''
+def _bench_drive_explorers(changes, warmup):
+    import json, time
+    from attention_course.widgets import Explorer
+
+    def candidates(control):
+        """A few values the control can take, spread over its range."""
+        options = getattr(control, "_options_values", None)
+        if options is not None:
+            return list(options)
+        value = getattr(control, "value", None)
+        if isinstance(value, bool):
+            return [False, True]
+        if isinstance(value, (int, float)) and hasattr(control, "min") and hasattr(control, "max"):
+            step = getattr(control, "step", None) or 1
+            n = int(round((control.max - control.min) / step))
+            picks = sorted({round(k * n / 4) for k in range(5)})
+            values = [control.min + p * step for p in picks]
+            return [int(v) for v in values] if isinstance(value, int) else [round(v, 10) for v in values]
+        return []
+
+    report = []
+    for number, explorer in enumerate(Explorer.instances, 1):
+        driven = [(name, control, candidates(control)) for name, control in explorer.controls.items()]
+        driven = [(name, control, values) for name, control, values in driven if len(values) >= 2]
+        entry = {"explorer": number, "controls": [name for name, _, _ in driven], "seconds": [],
+                 "redraw_seconds": [], "missed": 0, "statuses": []}
+        if driven:
+            for change in range(warmup + changes):
+                name, control, values = driven[change % len(driven)]
+                position = values.index(control.value) if control.value in values else -1
+                value = values[(position + 1) % len(values)]
+                before = len(explorer.redraw_seconds)
+                start = time.perf_counter()
+                control.value = value
+                elapsed = time.perf_counter() - start
+                if change < warmup:
+                    continue
+                if len(explorer.redraw_seconds) == before + 1:
+                    entry["seconds"].append(elapsed)
+                    entry["redraw_seconds"].append(explorer.redraw_seconds[-1])
+                else:
+                    entry["missed"] += 1
+                entry["statuses"].append(explorer.status)
+        entry["statuses"] = sorted(set(entry["statuses"]))
+        report.append(entry)
+    print(json.dumps(report))
+'''
+
+
+def drive_explorers(client, nb, changes, warmup):
+    """In the kernel that ran `nb`: change every explorer's controls `warmup + changes` times."""
+    outputs = _run_extra(client, nb, WIDGET_DRIVER + f"\n_bench_drive_explorers({changes}, {warmup})\n"
+                         "del _bench_drive_explorers")
+    text = _stdout(outputs).strip().splitlines()
+    errors = [f"{o.ename}: {o.evalue}" for o in outputs if o.output_type == "error"]
+    if errors or not text:
+        raise RuntimeError(f"driving the explorers failed: {'; '.join(errors) or 'no output'}")
+    return json.loads(text[-1])
+
+
+def widget_rows(lesson, report):
+    rows = []
+    for entry in report:
+        seconds = entry["seconds"]
+        row = {"lesson": lesson, "explorer": entry["explorer"], "controls": entry["controls"],
+               "changes": len(seconds), "missed": entry["missed"], "statuses": entry["statuses"],
+               "budget_ms": REDRAW_BUDGET_MS}
+        if seconds:
+            row.update(median_ms=1000 * statistics.median(seconds), p90_ms=1000 * percentile(seconds, 90),
+                       redraw_median_ms=1000 * statistics.median(entry["redraw_seconds"]))
+        rows.append(row)
+    return rows
+
+
+def bench_widgets(names, changes, warmup, timeout, log, paths=None):
+    rows = []
+    for name in names:
+        path = paths[name] if paths else solution_path(name)
+        result = run_notebook(path, timeout, after=lambda client, nb: drive_explorers(client, nb, changes, warmup))
+        found = widget_rows(name, result["after"])
+        log(f"  widgets: {name}: {len(found)} explorer(s)")
+        rows.extend(found)
+    return {"changes": changes, "warmup": warmup, "explorers": rows}
+
+
+# ----------------------------------------------------------------------------------------- grading
+def copy_course(dest, lesson):
+    """A temporary course: configuration, tools, the grading pipeline and one lesson's solution."""
+    dest = Path(dest)
+    dest.mkdir(parents=True)
+    for name in ("nbgrader_config.py", "tools"):
+        src = ROOT / name
+        (shutil.copytree if src.is_dir() else shutil.copy)(src, dest / name)
+    (dest / "autograde").mkdir()
+    for item in (ROOT / "autograde").iterdir():
+        if item.name not in SKIP_IN_AUTOGRADE and item.name != "__pycache__":
+            (shutil.copytree if item.is_dir() else shutil.copy)(item, dest / "autograde" / item.name)
+    shutil.copytree(ROOT / "solutions" / lesson, dest / "solutions" / lesson)
+    return dest
+
+
+def synthetic_submissions(course, lesson, count):
+    """`count` submissions built from the freshly released notebook: student k answers the first
+    k mod (n + 1) of the n answer cells from the solution (all answers, free text included, when k = n),
+    so the batch mixes blank, partial and full notebooks. Returns {student: notebook}."""
+    solution = nbformat.read(str(solution_path(lesson, course)), as_version=4)
+    released = course / "notebooks" / lesson / f"{lesson}.ipynb"
+    meta = [(c.metadata.get("nbgrader", {}), c) for c in solution.cells]
+    code_ids = [m["grade_id"] for m, c in meta if m.get("solution") and c.cell_type == "code"]
+    all_ids = [m["grade_id"] for m, c in meta if m.get("solution")]
+    answers = {m["grade_id"]: c.source for m, c in meta if m.get("grade_id")}
+    made = {}
+    for k in range(count):
+        answered = set(code_ids[: k % (len(code_ids) + 1)])
+        if len(answered) == len(code_ids):
+            answered = set(all_ids)
+        nb = nbformat.read(str(released), as_version=4)
+        for cell in nb.cells:
+            gid = cell.metadata.get("nbgrader", {}).get("grade_id")
+            if gid in answered:
+                cell.source = answers[gid]
+        made[f"s{k + 1:03d}"] = nb
+    return made
+
+
+def compare_scores(stock_course, lesson, grades_csv):
+    """Autograded cells where the course's grades.csv and stock nbgrader's gradebook disagree, as
+    "student/cell: stock vs course" strings (None if either side cannot be read)."""
+    try:
+        from nbgrader.api import Gradebook
+        with Gradebook(f"sqlite:///{stock_course}/autograde/gradebook.db") as gb:
+            stock = {(sub.student.id, g.name): g.auto_score for sub in gb.assignment_submissions(lesson)
+                     for nb_ in sub.notebooks for g in nb_.grades if g.auto_score is not None}
+        with open(grades_csv, newline="") as handle:
+            course = {(row["student"], cell): float(value) for row in csv.DictReader(handle)
+                      for cell, value in row.items() if (row["student"], cell) in stock and value not in ("", None)}
+    except Exception:  # noqa: BLE001 - a comparison we cannot make is reported as unknown, not a crash
+        return None
+    if not course:
+        return None
+    return [f"{student}/{cell}: {stock[student, cell]:g} vs {value:g}" for (student, cell), value in
+            sorted(course.items()) if abs(stock[student, cell] - value) > 1e-9]
+
+
+def _help(course):
+    result = subprocess.run([sys.executable, str(GRADE_SCRIPT), "--help"], cwd=course,
+                            capture_output=True, text=True, timeout=120)
+    return result.stdout + result.stderr
+
+
+def bench_grading(lesson, count, workers, timeout, log):
+    entry = {"lesson": lesson, "submissions": count}
+    if not (ROOT / GRADE_SCRIPT).is_file():
+        entry["course"] = {"missing": f"{GRADE_SCRIPT} missing"}
+    with tempfile.TemporaryDirectory(prefix="bench_grading_") as folder:
+        stock_course = copy_course(Path(folder) / "stock", lesson)
+        subprocess.run([sys.executable, "tools/release.py", lesson], cwd=stock_course, check=True,
+                       capture_output=True, text=True)
+        submissions = synthetic_submissions(stock_course, lesson, count)
+        # the course's command grades the same submissions in a copy made before the stock run
+        course_course = Path(folder) / "course"
+        shutil.copytree(stock_course, course_course)
+        for student, nb in submissions.items():
+            target = stock_course / "autograde" / "submitted" / student / lesson
+            target.mkdir(parents=True)
+            nbformat.write(nb, str(target / f"{lesson}.ipynb"))
+        flat = Path(folder) / "submissions"
+        flat.mkdir()
+        for student, nb in submissions.items():             # nbgrader zip_collect naming
+            nbformat.write(nb, str(flat / f"{student}_{lesson}.ipynb"))
+
+        log(f"  grading: stock nbgrader autograde, {count} submissions of {lesson}")
+        start = time.perf_counter()
+        stock = subprocess.run([sys.executable, "-m", "nbgrader", "autograde", lesson], cwd=stock_course,
+                               capture_output=True, text=True, timeout=timeout)
+        seconds = time.perf_counter() - start
+        graded = len([p for p in (stock_course / "autograde" / "autograded").glob(f"*/{lesson}/{lesson}.ipynb")])
+        entry["stock"] = {"command": f"nbgrader autograde {lesson}", "seconds": seconds, "graded": graded,
+                          "returncode": stock.returncode, "per_minute": 60 * count / seconds}
+        if stock.returncode != 0 or graded != count:
+            entry["stock"]["failure"] = (stock.stderr or stock.stdout)[-1500:]
+
+        if "course" not in entry:
+            options = _help(course_course)
+            command = [sys.executable, str(GRADE_SCRIPT), lesson, str(flat)]
+            if workers and "--workers" in options:
+                command += ["--workers", str(workers)]
+            if "--quiet" in options:
+                command += ["--quiet"]
+            if "--out" in options:
+                command += ["--out", str(Path(folder) / "course_out")]
+            log(f"  grading: {' '.join(command[1:])}")
+            start = time.perf_counter()
+            ours = subprocess.run(command, cwd=course_course, capture_output=True, text=True, timeout=timeout)
+            seconds = time.perf_counter() - start
+            entry["course"] = {"command": " ".join(["python"] + command[1:]).replace(str(flat), "SUBMISSIONS")
+                               .replace(str(Path(folder) / "course_out"), "OUT"),
+                               "workers": workers, "seconds": seconds, "returncode": ours.returncode,
+                               "per_minute": 60 * count / seconds, "output_tail": ours.stdout[-1500:]}
+            if ours.returncode != 0:
+                entry["course"]["failure"] = (ours.stderr or ours.stdout)[-1500:]
+            else:
+                entry["speed_up"] = entry["course"]["per_minute"] / entry["stock"]["per_minute"]
+                entry["course"]["disagreements"] = compare_scores(stock_course, lesson,
+                                                                  Path(folder) / "course_out" / "grades.csv")
+    return entry
+
+
+# ----------------------------------------------------------------------------------------- table
+def _mark(value, budget):
+    return "ok" if value <= budget else "OVER ✗"
+
+
+def table_rows(results):
+    """(part, item, measured, budget, status) rows for every measurement in `results`."""
+    rows = []
+    nbs = results.get("notebooks")
+    if nbs:
+        floor = nbs["floor"]["median_s"]
+        rows.append(("notebooks", "floor: kernel + imports", f"{floor:.1f} s", "—", ""))
+        for name, entry in nbs["lessons"].items():
+            status = "ERROR ✗" if entry["errors"] else _mark(entry["median_s"], entry["budget_s"])
+            rows.append(("notebooks", name, f"{entry['median_s']:.1f} s ({entry['ratio_to_floor']:.1f}× floor)",
+                         f"≤ {entry['budget_s']:.0f} s", status))
+        rows.append(("notebooks", f"course total ({len(nbs['lessons'])} notebooks)", f"{nbs['total_s']:.1f} s",
+                     f"≤ {nbs['total_budget_s']:.0f} s", _mark(nbs["total_s"], nbs["total_budget_s"])))
+    grading = results.get("grading")
+    if grading:
+        what = f"{grading['submissions']} submissions of {grading['lesson']}"
+        stock = grading["stock"]
+        if "failure" in stock:
+            rows.append(("grading", f"nbgrader autograde (stock), {what}",
+                         f"failed (exit {stock['returncode']}, {stock['graded']} graded)", "—", "ERROR ✗"))
+        else:
+            rows.append(("grading", f"nbgrader autograde (stock), {what}",
+                         f"{stock['per_minute']:.1f} /min ({stock['seconds']:.0f} s)", "—", ""))
+        course = grading["course"]
+        label = "autograde/grade.py" + (f" --workers {course['workers']}" if course.get("workers") else "")
+        if "missing" in course:
+            rows.append(("grading", f"{label}, same submissions", f"n/a ({course['missing']})", "—", "n/a"))
+        elif "failure" in course:
+            rows.append(("grading", f"{label}, same submissions", f"failed (exit {course['returncode']})",
+                         "—", "ERROR ✗"))
+        else:
+            differ = course.get("disagreements")
+            agreement = ("scores not compared" if differ is None else "same scores as stock" if not differ
+                         else f"{len(differ)} cell scores differ from stock")
+            rows.append(("grading", f"{label}, same submissions",
+                         f"{course['per_minute']:.1f} /min ({course['seconds']:.0f} s; "
+                         f"{grading.get('speed_up', float('nan')):.2f}× stock; {agreement})", "scales with cores",
+                         "CHECK ✗" if differ else ""))
+    widgets = results.get("widgets")
+    if widgets:
+        if not widgets["explorers"]:
+            rows.append(("widgets", "no explorers found", "—", f"median ≤ {REDRAW_BUDGET_MS:.0f} ms", ""))
+        for entry in widgets["explorers"]:
+            item = f"{entry['lesson']} #{entry['explorer']} ({', '.join(entry['controls']) or 'no controls'})"
+            if "median_ms" not in entry:
+                rows.append(("widgets", item, "no redraws measured", f"median ≤ {entry['budget_ms']:.0f} ms", "n/a"))
+                continue
+            problems = entry["missed"] or any(s != "figure" for s in entry["statuses"])
+            status = "ERROR ✗" if problems else _mark(entry["median_ms"], entry["budget_ms"])
+            rows.append(("widgets", item, f"median {entry['median_ms']:.0f} ms, p90 {entry['p90_ms']:.0f} ms",
+                         f"median ≤ {entry['budget_ms']:.0f} ms", status))
+    memory = results.get("memory")
+    if memory:
+        if memory["biggest"]:
+            rows.append(("memory", f"peak RSS, biggest notebook ({memory['biggest']})",
+                         f"{memory['peak_rss_mib']:.0f} MiB", "—", ""))
+        else:
+            rows.append(("memory", "peak RSS", "unknown", "—", "n/a"))
+    return rows
+
+
+def format_table(rows):
+    """A Markdown table, aligned so that it reads as well in a terminal."""
+    header = ("part", "measurement", "measured", "budget", "")
+    widths = [max(len(str(r[i])) for r in [header, *rows]) for i in range(5)]
+
+    def line(cells):
+        return "| " + " | ".join(str(c).ljust(w) for c, w in zip(cells, widths)) + " |"
+    return "\n".join([line(header), "|" + "|".join("-" * (w + 2) for w in widths) + "|", *map(line, rows)])
+
+
+README_START, README_END = "<!-- bench:start -->", "<!-- bench:end -->"
+
+
+def update_readme(path, text):
+    """Replace what lies between the bench markers in README's Performance section by `text`."""
+    readme = Path(path).read_text()
+    if README_START not in readme or README_END not in readme:
+        raise SystemExit(f"{path} has no {README_START} ... {README_END} markers")
+    head, rest = readme.split(README_START, 1)
+    tail = rest.split(README_END, 1)[1]
+    Path(path).write_text(f"{head}{README_START}\n{text.strip()}\n{README_END}{tail}")
+
+
+def describe_run(results):
+    meta = results["meta"]
+    return (f"{meta['measured_at']} · {meta['cpus']} cores · load average {meta['load_start']:.2f} → "
+            f"{meta['load_end']:.2f} · Python {meta['python']}")
+
+
+# ----------------------------------------------------------------------------------------- main
+def parse_args(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--only", default=",".join(PARTS),
+                        help="comma-separated parts to run (default: all): " + ",".join(PARTS))
+    parser.add_argument("--repeat", type=int, default=3, help="runs per notebook, median reported (default 3)")
+    parser.add_argument("--lesson", default="01_why_attention", help="lesson to grade (default 01_why_attention)")
+    parser.add_argument("--submissions", type=int, default=20, help="synthetic submissions to grade (default 20)")
+    parser.add_argument("--workers", type=int, default=os.cpu_count(),
+                        help="--workers for autograde/grade.py (default: the number of cores)")
+    parser.add_argument("--changes", type=int, default=20, help="measured value changes per explorer (default 20)")
+    parser.add_argument("--warmup", type=int, default=2, help="unmeasured changes per explorer first (default 2)")
+    parser.add_argument("--lessons", default=None,
+                        help="comma-separated lessons for the notebooks/widgets/memory parts (default: every "
+                             "lesson in solutions/; an empty string measures only the floor)")
+    parser.add_argument("--timeout", type=int, default=300, help="seconds per notebook cell (default 300)")
+    parser.add_argument("--grading-timeout", type=int, default=3600, help="seconds per grading command")
+    parser.add_argument("--readme", action="store_true",
+                        help="also put the table into README.md's Performance section (between its bench markers)")
+    parser.add_argument("--json", default=str(ROOT / "benchmarks" / "results.json"), help="where to write JSON")
+    args = parser.parse_args(argv)
+    args.parts = [p.strip() for p in args.only.split(",") if p.strip()]
+    unknown = set(args.parts) - set(PARTS)
+    if unknown:
+        parser.error(f"unknown part(s) {sorted(unknown)}; choose from {','.join(PARTS)}")
+    available = lessons()
+    args.names = available if args.lessons is None else [n.strip() for n in args.lessons.split(",") if n.strip()]
+    missing = [n for n in args.names if n not in available] + ([args.lesson] if "grading" in args.parts
+                                                               and args.lesson not in available else [])
+    if missing:
+        parser.error(f"no solution notebook for {missing}; lessons: {', '.join(available)}")
+    return args
+
+
+def main(argv=None):
+    args = parse_args(argv)
+
+    def log(message):
+        print(message, file=sys.stderr, flush=True)
+
+    results = {"meta": {"measured_at": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+                        "cpus": os.cpu_count(), "load_start": os.getloadavg()[0],
+                        "python": platform.python_version(), "platform": platform.platform(),
+                        "parts": args.parts, "lessons": args.names,
+                        "command": shlex.join(["python", "benchmarks/bench.py"] + [
+                            a for a in (sys.argv[1:] if argv is None else argv) if a != "--readme"])}}
+    if "notebooks" in args.parts:
+        log(f"notebooks: floor + {len(args.names)} solution notebook(s), {args.repeat} round(s)")
+        results["notebooks"] = bench_notebooks(args.names, args.repeat, args.timeout, log)
+    if "grading" in args.parts:
+        log(f"grading: {args.submissions} synthetic submissions of {args.lesson}")
+        results["grading"] = bench_grading(args.lesson, args.submissions, args.workers, args.grading_timeout, log)
+    if "widgets" in args.parts:
+        log(f"widgets: {args.changes} changes per explorer after {args.warmup} warm-up change(s)")
+        results["widgets"] = bench_widgets(args.names, args.changes, args.warmup, args.timeout, log)
+    if "memory" in args.parts:
+        log("memory: peak RSS of each notebook's kernel")
+        results["memory"] = bench_memory(args.names, results.get("notebooks"), args.timeout, log)
+    results["meta"]["load_end"] = os.getloadavg()[0]
+    rows = table_rows(results)
+    results["table"] = [dict(zip(("part", "measurement", "measured", "budget", "status"), r)) for r in rows]
+    table = format_table(rows)
+    print(f"Benchmarks, {describe_run(results)}\n")
+    print(table, flush=True)
+    if args.json:
+        Path(args.json).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.json).write_text(json.dumps(results, indent=1, ensure_ascii=False) + "\n")
+        print(f"\nwritten to {args.json}", flush=True)
+    if args.readme:
+        update_readme(ROOT / "README.md", f"`{results['meta']['command']}`, {describe_run(results)}:\n\n{table}")
+        print("table written to README.md (Performance)", flush=True)
+    return results
+
+
+if __name__ == "__main__":
+    main()
