@@ -8,6 +8,7 @@ import html
 import time
 
 import ipywidgets as w
+import traitlets
 import matplotlib.pyplot as plt
 from IPython.display import HTML, display
 
@@ -25,14 +26,61 @@ def float_slider(description, min, max, value, step=0.1):
 
 
 def choice_slider(description, options, value):
-    """A slider over a fixed list of values, such as d_k in 1, 2, 4, …, 512."""
-    return w.SelectionSlider(options=list(options), value=value, description=description,
-                             continuous_update=False, style={"description_width": "initial"})
+    """A slider over a fixed list of values, such as d_k in 1, 2, 4, …, 512, with a box to type a value.
+
+    A SelectionSlider's own readout ignores typing and Notebook 7 takes the arrow keys, so the typing
+    box is what keeps it usable from the keyboard."""
+    return TypeableChoice(w.SelectionSlider(options=list(options), value=value, description=description,
+                                            continuous_update=False, readout=False,
+                                            style={"description_width": "initial"}))
 
 
 def dropdown(description, options, value=None):
-    return w.Dropdown(options=list(options), value=value if value is not None else list(options)[0],
-                      description=description, style={"description_width": "initial"})
+    """A drop-down list, with a box to type an option (a focused list ignores most keys in a notebook)."""
+    return TypeableChoice(w.Dropdown(options=list(options),
+                                     value=value if value is not None else w.Dropdown(options=list(options)).value,
+                                     description=description, style={"description_width": "initial"}))
+
+
+class TypeableChoice(w.HBox):
+    """A choice widget (`choice`: SelectionSlider or Dropdown) next to a small text box.
+
+    Typing an option's label (or the start of it) and pressing Enter selects it; anything else puts
+    the current label back. `value`, `options`, `description` and `_options_values` mirror the choice
+    widget, so the explorer, the tests and the benchmark treat it like any other control."""
+
+    value = traitlets.Any()
+
+    def __init__(self, choice):
+        self.choice = choice
+        self.entry = w.Text(value=choice.label, continuous_update=False,
+                            layout=w.Layout(width="6em"), tooltip=f"type a value for {choice.description}")
+        self.entry.add_class("ac-type-entry")
+        super().__init__([choice, self.entry], value=choice.value)
+        self.add_class("ac-typeable")
+        choice.observe(self._from_choice, names="value")
+        self.entry.observe(self._from_entry, names="value")
+        self.observe(self._to_choice, names="value")
+
+    options = property(lambda self: self.choice.options)
+    description = property(lambda self: self.choice.description)
+    _options_values = property(lambda self: self.choice._options_values)
+
+    def _from_choice(self, change):
+        self.entry.value = self.choice.label
+        self.value = self.choice.value
+
+    def _to_choice(self, change):
+        self.choice.value = change["new"]
+
+    def _from_entry(self, change):
+        typed = change["new"].strip().lower()
+        labels = [str(label) for label in self.choice._options_labels]
+        matches = ([i for i, label in enumerate(labels) if label.lower() == typed]
+                   or [i for i, label in enumerate(labels) if typed and label.lower().startswith(typed)])
+        if matches:
+            self.choice.index = matches[0]
+        self.entry.value = self.choice.label
 
 
 def _message(text, colour="#0072B2"):
@@ -54,7 +102,8 @@ class Explorer(w.VBox):
         self.redraw_seconds = []
         self.status = "new"
         Explorer.instances.append(self)
-        super().__init__([w.HBox(list(self.controls.values())), self.output])
+        controls_row = w.HBox(list(self.controls.values()), layout=w.Layout(flex_flow="row wrap"))  # wrap, never clip
+        super().__init__([controls_row, self.output])
         for control in self.controls.values():
             control.observe(self.redraw, names="value")
         self.redraw()

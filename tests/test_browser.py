@@ -1,0 +1,282 @@
+"""Explorers proven in a real browser: JupyterLab in headless Chromium does what a student does.
+
+For every lesson whose solution notebook builds an explorer (`widgets.explore`): open it, Run All,
+then change every control by typing (the slider's editable readout, or the typing box next to a
+choice slider / drop-down) and with the mouse (drag the handle, pick from the list), and check that
+the figure it drives is redrawn and that no error appears. A screenshot of every explorer after
+every change goes to artifacts/browser/ (git-ignored). Also: the student notebook's explorers show
+the "implement … first" note, the nbgrader Validate button is in the toolbar, and typing a value
+works in Notebook 7 too (where the arrow keys move between cells instead of moving a slider).
+
+Needs /usr/bin/chromium (`apt-get install chromium`) or ATTENTION_COURSE_CHROMIUM=<binary>; without
+it the module is skipped, and under CI=true it fails. ATTENTION_COURSE_CHROMIUM=/nonexistent shows
+the skip. Runs in one xdist group: one JupyterLab server and one browser for the whole module.
+"""
+import re
+import shutil
+
+import pytest
+
+from browser_support import ARTIFACTS, CHROMIUM, CHROMIUM_ARGS, REDRAW_TIMEOUT_MS, JupyterLab, NotebookPage, \
+    require_browser
+from harness import LESSONS, read, solution_path, student_path
+
+pytestmark = [pytest.mark.browser, pytest.mark.xdist_group("browser")]
+
+EXPLORE_CALL = re.compile(r"(?<!def )\bexplore\(")
+
+
+def explore_calls(path):
+    return sum(len(EXPLORE_CALL.findall(c.source)) for c in read(path).cells if c.cell_type == "code")
+
+
+WIDGET_LESSONS = [lesson for lesson in LESSONS if explore_calls(solution_path(lesson))]
+STUDENT_LESSON = "01_why_attention" if "01_why_attention" in WIDGET_LESSONS else (WIDGET_LESSONS or [None])[0]
+
+
+@pytest.fixture(scope="module")
+def lab():
+    require_browser()
+    shutil.rmtree(ARTIFACTS, ignore_errors=True)
+    ARTIFACTS.mkdir(parents=True)
+    with JupyterLab() as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
+def browser(lab):
+    from playwright.sync_api import sync_playwright
+    with sync_playwright() as p:
+        chromium = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+        try:
+            yield chromium
+        finally:
+            chromium.close()
+
+
+# Solution notebooks run with Run All, in test order; the last one is lesson 1 again in Notebook 7.
+RUN_ALL_PLAN = [(lesson, "lab") for lesson in WIDGET_LESSONS] + [(lesson, "notebook") for lesson in WIDGET_LESSONS[:1]]
+
+
+@pytest.fixture(scope="module")
+def solution_page(browser, lab):
+    """`solution_page(lesson, app)`: the solution notebook after Run All, and the seconds it took.
+
+    While one notebook's explorers are driven, the next notebook of RUN_ALL_PLAN already loads and
+    runs in a second page (its own kernel), which keeps the two cores busy."""
+    started = {}
+
+    def start(key):
+        if key not in started:
+            lesson, app = key
+            started[key] = NotebookPage(browser, lab, f"solutions/{lesson}/{lesson}.ipynb", app)
+            started[key].start_run_all()
+
+    def get(lesson, app="lab"):
+        key = (lesson, app)
+        start(key)
+        following = RUN_ALL_PLAN[RUN_ALL_PLAN.index(key) + 1:] if key in RUN_ALL_PLAN else []
+        if following:
+            start(following[0])
+        return started[key], started[key].wait_run_all()
+    yield get
+    for page in started.values():
+        page.close()
+
+
+@pytest.fixture
+def open_notebook(browser, lab):
+    pages = []
+
+    def opener(path, app="lab", wait_for_kernel=True):
+        pages.append(NotebookPage(browser, lab, path, app, wait_for_kernel))
+        return pages[-1]
+    yield opener
+    for page in pages:
+        page.close()
+
+
+# --- reading and changing an explorer ------------------------------------------------------
+
+IMG_SRC_JS = "el => { const i = el.querySelector('.widget-output img'); return i ? i.getAttribute('src') : ''; }"
+REDRAWN_JS = """([el, before]) => { const i = el.querySelector('.widget-output img');
+                                     return !!i && i.getAttribute('src') !== before; }"""
+SLIDER_JS = """el => { const s = el.querySelector('.noUi-target').noUiSlider;
+                       return {min: s.options.range.min, max: s.options.range.max, step: s.options.step,
+                               value: Number(s.get())}; }"""
+
+
+def slug(text):
+    return re.sub(r"[^A-Za-z0-9]+", "-", text).strip("-")[:30] or "control"
+
+
+class ExplorerDriver:
+    """Change one explorer's controls the way a student does and check each redraw."""
+
+    def __init__(self, notebook, box, lesson, number):
+        self.notebook, self.page, self.box = notebook, notebook.page, box
+        self.name = f"{lesson}_explorer{number}"
+        self.handle = box.element_handle()
+        self.changes = 0
+
+    def src(self):
+        return self.handle.evaluate(IMG_SRC_JS)
+
+    def expect_redraw(self, before, what):
+        try:
+            self.page.wait_for_function(REDRAWN_JS, arg=[self.handle, before], timeout=REDRAW_TIMEOUT_MS,
+                                        polling=100)
+        except Exception as error:
+            raise AssertionError(f"{self.name}: the figure did not change after {what}; the explorer shows: "
+                                 f"{self.box.text_content()[:300]!r}") from error
+        text = self.box.text_content()
+        assert "Your code raised" not in text and "Implement" not in text, f"{self.name} after {what}: {text[:300]}"
+        assert not self.notebook.stderr_outputs(), f"{self.name} after {what}: {self.notebook.stderr_outputs()}"
+        self.changes += 1
+        self.box.screenshot(path=str(ARTIFACTS / f"{self.name}_{self.changes:02d}_{slug(what)}.png"))
+
+    def type_into(self, target, text):
+        target.click()
+        self.page.keyboard.press("Control+A")
+        self.page.keyboard.type(text)
+        self.page.keyboard.press("Enter")
+
+    def drag(self, slider, fraction):
+        handle = slider.locator(".noUi-handle").bounding_box()
+        track = slider.locator(".noUi-base").bounding_box()
+        y = handle["y"] + handle["height"] / 2
+        self.page.mouse.move(handle["x"] + handle["width"] / 2, y)
+        self.page.mouse.down()
+        self.page.mouse.move(track["x"] + track["width"] * fraction, y, steps=6)
+        self.page.mouse.up()
+
+    def far_fraction(self, slider):
+        """Drag to 10 % or 90 % of the track, whichever is farther from the handle."""
+        handle = slider.locator(".noUi-handle").bounding_box()
+        track = slider.locator(".noUi-base").bounding_box()
+        position = (handle["x"] + handle["width"] / 2 - track["x"]) / track["width"]
+        return 0.1 if position > 0.5 else 0.9
+
+    def drive_number_slider(self, slider):
+        """IntSlider / FloatSlider: type a value into the readout + Enter, then drag the handle."""
+        label = slider.locator(".widget-label").inner_text().strip()
+        readout = slider.locator(".widget-readout")
+        assert readout.get_attribute("contenteditable") == "true", f"{self.name}: {label!r} readout is not editable"
+        info = slider.evaluate(SLIDER_JS)
+        steps = round((info["max"] - info["min"]) / info["step"])
+        candidates = [info["min"] + round(steps * k) * info["step"] for k in (0.25, 0.75)]
+        target = max(candidates, key=lambda v: abs(v - info["value"]))
+        decimals = len(readout.inner_text().strip().partition(".")[2])
+        text = f"{target:.{decimals}f}"
+        before = self.src()
+        self.type_into(readout, text)
+        self.expect_redraw(before, f"typing {text} into {label}")
+        assert readout.inner_text().strip() == text, f"{self.name}: {label} shows {readout.inner_text()!r}"
+
+        before, shown = self.src(), readout.inner_text().strip()
+        self.drag(slider, self.far_fraction(slider))
+        self.expect_redraw(before, f"dragging {label}")
+        assert readout.inner_text().strip() != shown, f"{self.name}: dragging {label} did not move it"
+
+    def drive_typeable(self, control):
+        """A choice slider or drop-down with its typing box: change it with the mouse, then type."""
+        entry = control.locator(".ac-type-entry input")
+        select = control.locator(".widget-dropdown select")
+        label = control.locator(".widget-label").first.inner_text().strip()
+        start = entry.input_value()
+        before = self.src()
+        if select.count():
+            labels = select.locator("option").all_inner_texts()   # ipywidgets shows spaces as U+00A0
+            other = next(text for text in labels if text.replace("\xa0", " ").strip() != start)
+            select.select_option(label=other)
+            self.expect_redraw(before, f"choosing {other.strip()} in {label}")
+        else:
+            self.drag(control.locator(".widget-slider"), self.far_fraction(control.locator(".widget-slider")))
+            self.expect_redraw(before, f"dragging {label}")
+        moved = entry.input_value()
+        assert moved != start, f"{self.name}: the typing box of {label} still shows {start!r}"
+
+        before = self.src()
+        self.type_into(entry, start)
+        self.expect_redraw(before, f"typing {start} into {label}")
+        assert entry.input_value() == start, f"{self.name}: typing {start!r} into {label} gave {entry.input_value()!r}"
+
+    def drive_plain_dropdown(self, control):
+        select = control.locator("select")
+        label = control.locator(".widget-label").inner_text().strip()
+        current = select.evaluate("s => s.options[s.selectedIndex].text")
+        other = next(o for o in select.locator("option").all_inner_texts() if o.strip() != current.strip())
+        before = self.src()
+        select.select_option(label=other)
+        self.expect_redraw(before, f"choosing {other} in {label}")
+
+    def drive_all(self):
+        self.box.scroll_into_view_if_needed()
+        assert self.src().startswith("data:image/png"), f"{self.name}: no figure after Run All: " \
+                                                         f"{self.box.text_content()[:300]!r}"
+        self.box.screenshot(path=str(ARTIFACTS / f"{self.name}_00_initial.png"))
+        typeable = self.box.locator(".ac-typeable")
+        sliders = self.box.locator(".widget-slider:not(.ac-typeable .widget-slider)")
+        dropdowns = self.box.locator(".widget-dropdown:not(.ac-typeable .widget-dropdown)")
+        for i in range(sliders.count()):
+            self.drive_number_slider(sliders.nth(i))
+        for i in range(typeable.count()):
+            self.drive_typeable(typeable.nth(i))
+        for i in range(dropdowns.count()):
+            self.drive_plain_dropdown(dropdowns.nth(i))
+        assert self.changes >= 1, f"{self.name}: no control to change"
+
+
+# --- the tests -------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("lesson", WIDGET_LESSONS)
+def test_every_explorer_responds_in_jupyterlab(lesson, solution_page, record_property):
+    notebook, seconds = solution_page(lesson)
+    record_property("notebook_seconds", (f"{lesson} (Chromium, Run All, next one overlapping)", seconds))
+    assert not notebook.stderr_outputs(), f"Run All printed errors: {notebook.stderr_outputs()}"
+    boxes = notebook.explorers(explore_calls(solution_path(lesson)))
+    for number, box in enumerate(boxes, 1):
+        ExplorerDriver(notebook, box, lesson, number).drive_all()
+    assert not notebook.page_errors, f"JavaScript errors in the page: {notebook.page_errors}"
+    notebook.close()
+
+
+@pytest.mark.skipif(STUDENT_LESSON is None, reason="no lesson has an explorer yet")
+def test_student_explorers_ask_for_the_exercise_first(open_notebook):
+    notebook = open_notebook(f"notebooks/{STUDENT_LESSON}/{STUDENT_LESSON}.ipynb")
+    notebook.run_cell_by_cell()
+    boxes = notebook.explorers(explore_calls(student_path(STUDENT_LESSON)))
+    for number, box in enumerate(boxes, 1):
+        box.scroll_into_view_if_needed()
+        text = box.text_content()
+        assert "Implement" in text and "first" in text, f"explorer {number} shows {text[:300]!r}"
+        assert "Traceback" not in text and "Your code raised" not in text, text[:300]
+        box.screenshot(path=str(ARTIFACTS / f"{STUDENT_LESSON}_student_explorer{number}.png"))
+    explorer_cells = notebook.page.locator(".jp-Notebook .jp-CodeCell").filter(has=notebook.page.locator(".widget-vbox"))
+    for i in range(explorer_cells.count()):
+        errors = explorer_cells.nth(i).locator('[data-mime-type="application/vnd.jupyter.stderr"]')
+        assert errors.count() == 0, f"an explorer cell shows an error: {errors.first.inner_text()[:300]}"
+
+
+@pytest.mark.skipif(STUDENT_LESSON is None, reason="no lesson has an explorer yet")
+def test_validate_button_is_in_the_notebook_toolbar(open_notebook):
+    notebook = open_notebook(f"notebooks/{STUDENT_LESSON}/{STUDENT_LESSON}.ipynb", wait_for_kernel=False)
+    toolbar = notebook.page.locator(".jp-NotebookPanel-toolbar")
+    toolbar.get_by_text("Validate", exact=True).wait_for(state="visible", timeout=30_000)
+
+
+@pytest.mark.skipif(not WIDGET_LESSONS, reason="no lesson has an explorer yet")
+def test_typing_a_value_works_in_notebook_7(solution_page):
+    """Notebook 7 takes the arrow keys on a focused slider; typing into the readout still works."""
+    lesson = WIDGET_LESSONS[0]
+    notebook, _ = solution_page(lesson, app="notebook")
+    box = notebook.explorers(explore_calls(solution_path(lesson)))[0]
+    driver = ExplorerDriver(notebook, box, lesson + "_notebook7", 1)
+    box.scroll_into_view_if_needed()
+    targets = box.locator(".widget-readout[contenteditable=true], .ac-type-entry input")
+    assert targets.count(), "no control of the first explorer can be typed into"
+    sliders = box.locator(".widget-slider:not(.ac-typeable .widget-slider)")
+    if sliders.count():
+        driver.drive_number_slider(sliders.first)
+    else:
+        driver.drive_typeable(box.locator(".ac-typeable").first)
