@@ -1,8 +1,13 @@
 """nbgrader course configuration. The course root is this folder, wherever it is cloned."""
 import os
+import sys
 
 c = get_config()  # noqa: F821  (provided by traitlets)
 ROOT = os.path.dirname(os.path.abspath(__file__))
+
+# Executing notebooks with widgets could stall a cell until its timeout (jupyter/nbclient#312).
+sys.path.insert(0, os.path.join(ROOT, "tools"))
+import nbclient_fix  # noqa: E402,F401
 
 c.CourseDirectory.course_id = "attention-from-the-dot-product-up"
 c.CourseDirectory.root = ROOT

@@ -5,12 +5,13 @@ code and returns a matplotlib figure. Until that code is implemented the explore
 "implement … first" message; any other error is shown as one line, never as a traceback.
 """
 import html
+import io
 import time
 
 import ipywidgets as w
 import traitlets
 import matplotlib.pyplot as plt
-from IPython.display import HTML, display
+from IPython.display import HTML, Image, display
 
 
 def slider(description, min, max, value, step=1):
@@ -101,6 +102,7 @@ class Explorer(w.VBox):
         self.output = w.Output()
         self.redraw_seconds = []
         self.status = "new"
+        self._crop = None   # (figure size, tight bounding box) of the first figure, reused while the size stays
         Explorer.instances.append(self)
         controls_row = w.HBox(list(self.controls.values()), layout=w.Layout(flex_flow="row wrap"))  # wrap, never clip
         super().__init__([controls_row, self.output])
@@ -128,10 +130,20 @@ class Explorer(w.VBox):
                                  colour="#D55E00"))
                 self.status = f"error: {type(error).__name__}: {error}"
             else:
-                display(fig)
+                display(Image(data=self._png(fig)))
                 plt.close(fig)
                 self.status = "figure"
         self.redraw_seconds.append(time.perf_counter() - start)
+
+    def _png(self, fig):
+        """The figure as PNG, cropped like Jupyter's inline figures. Finding the tight crop costs a whole
+        extra draw, so it is measured once and reused while the figure keeps its size (about 2x faster)."""
+        size = tuple(fig.get_size_inches())
+        if self._crop is None or self._crop[0] != size:
+            self._crop = size, fig.get_tightbbox(fig.canvas.get_renderer()).padded(0.1)
+        buffer = io.BytesIO()
+        fig.savefig(buffer, format="png", bbox_inches=self._crop[1])
+        return buffer.getvalue()
 
 
 def explore(draw, needs=(), **controls):

@@ -461,12 +461,24 @@ def worker(root, lesson, student, sanitized_root, out):
     if "iopub_timeout" not in config.Execute:   # nbclient's 4 s default fails slow-but-honest cells on a busy machine
         extra["Execute"] = {"iopub_timeout": 15}
     config.merge(Config(extra))
-    result = NbGraderAPI(config=config).autograde(lesson, student, force=True, create=True)
+    try:
+        result = NbGraderAPI(config=config).autograde(lesson, student, force=True, create=True)
+    finally:
+        _kill_children()   # a kernel that ignored shutdown (e.g. a loop ignoring SIGINT) must not outlive grading
     print(result.get("log", ""), result.get("error", ""), sep="\n", flush=True)
     if not result["success"]:
         return 1
     generate_feedback(course, lesson, [student], Path(out))
     return 0
+
+
+def _kill_children():
+    import psutil
+    for child in psutil.Process().children(recursive=True):
+        try:
+            child.kill()
+        except psutil.Error:
+            pass
 
 
 # --------------------------------------------------------------------------------------------

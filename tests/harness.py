@@ -1,6 +1,7 @@
 """Shared machinery for the tests: where things are, and a live kernel that runs notebook cells."""
 import os
 import runpy
+import shutil
 import sys
 import time
 from pathlib import Path
@@ -14,6 +15,8 @@ LESSONS = sorted(p.name for p in SOLUTIONS.iterdir() if (p / f"{p.name}.ipynb").
 
 # Kernels are started with the first `python` on PATH (as nbgrader does): make it this interpreter.
 os.environ["PATH"] = os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", "")
+sys.path.insert(0, str(ROOT / "tools"))
+import nbclient_fix  # noqa: E402,F401  (jupyter/nbclient#312: widget cells could stall until the cell timeout)
 
 
 def solution_path(lesson):
@@ -117,3 +120,14 @@ class LiveKernel:
         if errors(outputs) or not text:
             raise RuntimeError(f"could not evaluate {expression!r}: {describe(outputs)}")
         return eval(text)  # noqa: S307 - our own repr of plain data
+
+
+def copy_course(dest, lessons, extra=()):
+    """A temporary nbgrader course: the configuration, the tools and the given lessons' solutions."""
+    dest = Path(dest)
+    for name in ("nbgrader_config.py", "tools", *extra):
+        src = ROOT / name
+        (shutil.copytree if src.is_dir() else shutil.copy)(src, dest / name)
+    for lesson in lessons:
+        shutil.copytree(SOLUTIONS / lesson, dest / "solutions" / lesson)
+    return dest

@@ -34,7 +34,7 @@ WIDGET_LESSONS = [lesson for lesson in LESSONS if explore_calls(solution_path(le
 STUDENT_LESSON = "01_why_attention" if "01_why_attention" in WIDGET_LESSONS else (WIDGET_LESSONS or [None])[0]
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")  # not module: xdist may interleave modules on a worker
 def lab():
     require_browser()
     shutil.rmtree(ARTIFACTS, ignore_errors=True)
@@ -43,7 +43,7 @@ def lab():
         yield server
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")  # not module: xdist may interleave modules on a worker
 def browser(lab):
     from playwright.sync_api import sync_playwright
     with sync_playwright() as p:
@@ -58,7 +58,7 @@ def browser(lab):
 RUN_ALL_PLAN = [(lesson, "lab") for lesson in WIDGET_LESSONS] + [(lesson, "notebook") for lesson in WIDGET_LESSONS[:1]]
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")  # not module: xdist may interleave modules on a worker
 def solution_page(browser, lab):
     """`solution_page(lesson, app)`: the solution notebook after Run All, and the seconds it took.
 

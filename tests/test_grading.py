@@ -14,7 +14,7 @@ import nbformat
 import pytest
 from nbgrader.api import Gradebook
 
-from harness import ROOT, grade_id, nbgrader_meta, read, solution_path
+from harness import ROOT, copy_course, grade_id, nbgrader_meta, read, solution_path
 
 pytestmark = pytest.mark.xdist_group("grading")
 
@@ -27,13 +27,9 @@ FREE = "quiz-free-bigger-state"
 FULL = sum(AUTO.values())
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")   # session, not module: xdist may interleave modules, and this batch is costly
 def course(tmp_path_factory):
-    course = tmp_path_factory.mktemp("grading_course")
-    for name in ("nbgrader_config.py", "tools"):
-        src = ROOT / name
-        (shutil.copytree if src.is_dir() else shutil.copy)(src, course / name)
-    shutil.copytree(ROOT / "solutions" / LESSON, course / "solutions" / LESSON)
+    course = copy_course(tmp_path_factory.mktemp("grading_course"), [LESSON])
     (course / "autograde").mkdir()
     shutil.copy(ROOT / "autograde" / "grade.py", course / "autograde" / "grade.py")
     with open(course / "nbgrader_config.py", "a") as fh:
@@ -182,7 +178,7 @@ def read_grades(course):
         return {row["student"]: row for row in csv.DictReader(fh)}
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def batch(course, tmp_path_factory):
     subs, expect = hostile(course)
     downloads = tmp_path_factory.mktemp("downloads")

@@ -1,5 +1,7 @@
 """Every lesson, executed for real: the solution runs clean, the student version fails only where it
 should, and every exercise's tests catch the known mistakes while accepting correct variants."""
+import contextlib
+
 import pytest
 
 from conftest import lesson_params
@@ -9,16 +11,28 @@ from harness import (LESSONS, LiveKernel, describe, errors, exercises, grade_id,
 CODE_WRONG, CODE_RIGHT, QUIZ_WRONG, QUIZ_RIGHT = 4, 2, 2, 1
 
 
-@pytest.fixture(scope="module", params=lesson_params())
-def solved(request):
-    """The solution notebook, run top to bottom in a kernel that stays alive for the catalog tests."""
-    lesson = request.param
-    with LiveKernel(solution_path(lesson)) as kernel:
-        kernel.seconds = kernel.run_all()
-        kernel.lesson = lesson
-        yield kernel
+@pytest.fixture(scope="session")
+def solved_kernels():
+    """lesson -> a kernel that ran the solution notebook top to bottom, kept alive for the catalog tests.
+    Session-scoped so that xdist interleaving tests of several lessons never runs a notebook twice."""
+    with contextlib.ExitStack() as stack:
+        cache = {}
+
+        def get(lesson):
+            if lesson not in cache:
+                kernel = stack.enter_context(LiveKernel(solution_path(lesson)))
+                kernel.seconds, kernel.lesson = kernel.run_all(), lesson
+                cache[lesson] = kernel
+            return cache[lesson]
+        yield get
 
 
+@pytest.fixture
+def solved(lesson, solved_kernels):
+    return solved_kernels(lesson)
+
+
+@pytest.mark.parametrize("lesson", lesson_params())
 def test_solution_runs_clean(solved, record_property):
     record_property("notebook_seconds", (f"solutions/{solved.lesson}", solved.seconds))
     problems = [f"cell {i}: {describe(c.outputs)}" for i, c in enumerate(solved.nb.cells)
@@ -26,12 +40,14 @@ def test_solution_runs_clean(solved, record_property):
     assert not problems, "\n".join(problems)
 
 
+@pytest.mark.parametrize("lesson", lesson_params())
 def test_solution_widgets_draw(solved):
     statuses = solved.value("[e.status for e in __import__('attention_course.widgets').widgets.Explorer.instances]")
     assert statuses, "every lesson has at least one explorer widget"
     assert set(statuses) == {"figure"}, statuses
 
 
+@pytest.mark.parametrize("lesson", lesson_params())
 def test_catalog_covers_every_exercise(solved):
     catalog = load_catalog(solved.lesson)
     for answer, _, _ in exercises(solved.nb):
@@ -56,6 +72,7 @@ def _score_variant(kernel, answer, tests, source):
     return describe(outputs) or None
 
 
+@pytest.mark.parametrize("lesson", lesson_params())
 def test_wrong_implementations_lose_points(solved):
     catalog, failures = load_catalog(solved.lesson), []
     for answer, tests, _ in exercises(solved.nb):
@@ -68,6 +85,7 @@ def test_wrong_implementations_lose_points(solved):
     assert not failures, "\n".join(failures)
 
 
+@pytest.mark.parametrize("lesson", lesson_params())
 def test_correct_variants_keep_points(solved):
     catalog, failures = load_catalog(solved.lesson), []
     for answer, tests, _ in exercises(solved.nb):

@@ -1,6 +1,5 @@
 """nbgrader end to end on a temporary copy of the course: release, then autograde a full, a blank
 and a partial submission of each lesson."""
-import shutil
 import subprocess
 import sys
 
@@ -9,34 +8,36 @@ import pytest
 from nbgrader.api import Gradebook
 
 from conftest import lesson_params
-from harness import ROOT, exercises, grade_id, nbgrader_meta, read, solution_path, student_path
-
-
-def copy_course(dest, lessons):
-    for name in ("nbgrader_config.py", "tools"):
-        src = ROOT / name
-        (shutil.copytree if src.is_dir() else shutil.copy)(src, dest / name)
-    for lesson in lessons:
-        shutil.copytree(ROOT / "solutions" / lesson, dest / "solutions" / lesson)
-    return dest
+from harness import ROOT, copy_course, exercises, grade_id, nbgrader_meta, read, solution_path, student_path
 
 
 def release(course, lesson):
     subprocess.run([sys.executable, "tools/release.py", lesson], cwd=course, check=True, capture_output=True)
 
 
-@pytest.fixture(scope="module", params=lesson_params())
-def released(request, tmp_path_factory):
-    lesson = request.param
-    course = copy_course(tmp_path_factory.mktemp(lesson), [lesson])
-    release(course, lesson)
-    return course, lesson
+@pytest.fixture(scope="session")
+def released_courses(tmp_path_factory):
+    """lesson -> a temporary course where that lesson was just released (made once per test session)."""
+    cache = {}
+
+    def get(lesson):
+        if lesson not in cache:
+            cache[lesson] = copy_course(tmp_path_factory.mktemp(lesson), [lesson])
+            release(cache[lesson], lesson)
+        return cache[lesson]
+    return get
+
+
+@pytest.fixture
+def released(lesson, released_courses):
+    return released_courses(lesson), lesson
 
 
 def cell_summary(nb):
     return [(c.cell_type, c.source, c.metadata.get("nbgrader")) for c in nb.cells]
 
 
+@pytest.mark.parametrize("lesson", lesson_params())
 def test_committed_notebooks_are_the_release(released):
     course, lesson = released
     fresh, committed = read(course / "notebooks" / lesson / f"{lesson}.ipynb"), read(student_path(lesson))
@@ -57,6 +58,7 @@ def submission(lesson, answered):
     return nb
 
 
+@pytest.mark.parametrize("lesson", lesson_params())
 def test_autograde_full_blank_partial(released):
     course, lesson = released
     graded = exercises(read(solution_path(lesson)))
