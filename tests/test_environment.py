@@ -39,3 +39,10 @@ def test_ci_calls_make_test_and_readme_shows_both_commands():
     assert "make test" in (ROOT / ".ci" / "run").read_text()
     readme = (ROOT / "README.md").read_text()
     assert "make lab" in readme and "make test" in readme
+
+
+def test_xdist_groups_are_honoured(request):
+    """Tests of one lesson share a kernel only if pytest-xdist keeps their group on one worker
+    (pytest 9 silently broke that with pytest-xdist 3.8: every notebook then ran twice)."""
+    if getattr(request.config.option, "loadgroup", False):
+        assert request.node.nodeid.endswith("@environment"), request.node.nodeid
