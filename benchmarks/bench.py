@@ -42,6 +42,8 @@ import nbformat
 from nbclient import NotebookClient
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tools"))
+import nbclient_fix  # noqa: E402,F401  (jupyter/nbclient#312: widget cells could stall until the cell timeout)
 PARTS = ("notebooks", "grading", "widgets", "memory")
 NOTEBOOK_BUDGET, CAPSTONE_BUDGET, COURSE_BUDGET, REDRAW_BUDGET_MS = 15.0, 30.0, 60.0, 100.0
 CAPSTONE_PREFIX = "09_"
