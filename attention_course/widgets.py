@@ -38,9 +38,11 @@ def choice_slider(description, options, value):
 
 def dropdown(description, options, value=None):
     """A drop-down list, with a box to type an option (a focused list ignores most keys in a notebook)."""
-    return TypeableChoice(w.Dropdown(options=list(options),
-                                     value=value if value is not None else w.Dropdown(options=list(options)).value,
-                                     description=description, style={"description_width": "initial"}))
+    options = list(options)
+    if value is None:  # the first option; options may be labels or (label, value) pairs
+        value = options[0][1] if isinstance(options[0], tuple) else options[0]
+    return TypeableChoice(w.Dropdown(options=options, value=value, description=description,
+                                     style={"description_width": "initial"}))
 
 
 class TypeableChoice(w.HBox):
