@@ -1,4 +1,5 @@
 """Figures with labelled axes, titles that state their parameters and colour-blind-safe colours."""
+import io
 import os
 
 import matplotlib.pyplot as plt
@@ -37,7 +38,7 @@ def attention_heatmap(weights, queries, keys=None, ax=None, title=None, annotate
         annotate = w.size <= 64
     if annotate:
         for (i, j), v in np.ndenumerate(w):
-            ax.text(j, i, f"{v:.2f}", ha="center", va="center", fontsize=7,
+            ax.text(j, i, f"{v:.2f}", ha="center", va="center", fontsize=MIN_FONT_PT,
                     color="white" if v < (vmin + vmax) / 2 else "black")
     if colorbar:
         ax.figure.colorbar(im, ax=ax, fraction=0.046, pad=0.04, label="weight")
@@ -61,6 +62,31 @@ def bars(values, labels, ax=None, title=None, xlabel=None, ylabel=None, highligh
     if title:
         ax.set_title(title)
     return ax
+
+
+MIN_FONT_PT = 9   # the smallest text a figure may carry
+
+
+def font_sizes(fig):
+    """Sizes in points of every visible, non-empty text in `fig` (titles, labels, ticks, legends, notes)."""
+    from matplotlib.text import Text
+    return [t.get_fontsize() for t in fig.findobj(Text) if t.get_visible() and t.get_text().strip()]
+
+
+def show(fig, alt, name=None):
+    """Display `fig` as a PNG with alt text (what the figure shows, for screen readers), then close it.
+
+    Also saves it when `name` is given (see `save`). Every figure a lesson shows goes through here."""
+    from IPython.display import Image, display
+    small = [s for s in font_sizes(fig) if s < MIN_FONT_PT]
+    if small:
+        raise ValueError(f"figure text must be at least {MIN_FONT_PT} pt; found {min(small)} pt")
+    if name:
+        save(fig, name)
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png", bbox_inches="tight")
+    plt.close(fig)
+    display(Image(data=buffer.getvalue(), format="png", metadata={"alt": alt}))
 
 
 def save(fig, name):

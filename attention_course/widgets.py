@@ -1,7 +1,8 @@
 """Interactive explorers built on ipywidgets.
 
-Every explorer takes a `draw(**values)` function written in the lesson that calls the student's own
-code and returns a matplotlib figure. Until that code is implemented the explorer shows a short
+Every explorer takes a `View` written in the lesson: it builds its figure once and, on every change of
+a control, calls the student's own code and updates the figure's artists in place. (A plain
+`draw(**values)` function that returns a new figure also works, but redraws everything each time.) Until that code is implemented the explorer shows a short
 "implement … first" message; any other error is shown as one line, never as a traceback.
 """
 import html
@@ -11,6 +12,8 @@ import time
 import ipywidgets as w
 import traitlets
 import matplotlib.pyplot as plt
+import numpy as np
+from matplotlib.backends.backend_agg import FigureCanvasAgg
 from IPython.display import HTML, Image, display
 
 
@@ -90,21 +93,104 @@ def _message(text, colour="#0072B2"):
     return HTML(f'<div style="border-left:4px solid {colour};padding:6px 10px;margin:4px 0">{text}</div>')
 
 
-class Explorer(w.VBox):
-    """Controls on top, the figure below.
+class View:
+    """A figure that an explorer builds once and then updates in place (the fast path).
 
-    `status` says what the last redraw showed ("figure", "not implemented" or "error: …") and
-    `redraw_seconds` keeps the time of every redraw; `Explorer.instances` lists every explorer
-    built in this kernel (the tests and the benchmark drive them through it)."""
+    Subclass it in a lesson and write:
+        build(**values)   make the figure, its axes, artists and text; return the figure
+        update(**values)  call the student's code and change the artists (set_data, set_ydata, set_text, set_clim)
+        key(**values)     optional: a value that changes when the figure must be rebuilt (e.g. the number of heads)
+        alt(**values)     optional: alt text describing what the figure shows for these values
+
+    build() must not need the student's code, so the "implement … first" note can show before it is done;
+    update() runs the student's code. The explorer draws the canvas and sends the image.
+
+    For speed, build() may list in `self.dynamic` the artists that update() changes (images, lines, bars,
+    texts). The rest of the figure (axes, ticks, labels) is then drawn once and kept as a background, and
+    each update draws only those artists on top of it (matplotlib's blitting). Anything outside that list
+    must not change in update(): fix axis limits in build(), or make key() change so the figure is rebuilt."""
+
+    dynamic = ()
+
+    def key(self, **values):
+        return None
+
+    def build(self, **values):
+        raise NotImplementedError("a View needs a build() method")
+
+    def update(self, **values):
+        pass
+
+    def alt(self, **values):
+        settings = ", ".join(f"{k} = {v}" for k, v in values.items())
+        return f"{type(self).__name__} figure for {settings}"
+
+
+class _Redraw(View):
+    """Adapter for a plain `draw(**values) -> figure` function: a new figure on every change (slow path)."""
+
+    def __init__(self, draw):
+        self.draw = draw
+
+    def key(self, **values):
+        return object()   # never equal: rebuild every time
+
+    def build(self, **values):
+        return self.draw(**values)
+
+    def alt(self, **values):
+        fig = self.figure
+        titles = [fig._suptitle.get_text()] if getattr(fig, "_suptitle", None) else []
+        titles += [ax.get_title() for ax in fig.axes if ax.get_title()]
+        return "; ".join(titles) or super().alt(**values)
+
+
+def render_png(fig, crop=None, draw=True):
+    """PNG bytes of `fig`, drawn with Agg (unless draw=False: as the canvas holds it now) and cropped to
+    `crop` (pixel box (x0, y0, x1, y1)) if given.
+
+    Encoding with a low zlib level is several times faster than savefig's default and looks the same."""
+    from PIL import Image as PILImage
+
+    if draw:
+        fig.canvas.draw()
+    pixels = np.asarray(fig.canvas.buffer_rgba())
+    if crop is not None:
+        x0, y0, x1, y1 = crop
+        pixels = pixels[y0:y1, x0:x1]
+    buffer = io.BytesIO()
+    PILImage.fromarray(pixels[..., :3]).save(buffer, format="png", compress_level=1)
+    return buffer.getvalue()
+
+
+def tight_crop(fig, pad_inches=0.1):
+    """The pixel box around everything drawn in `fig` (what bbox_inches="tight" would keep)."""
+    renderer = fig.canvas.get_renderer()
+    box = fig.get_tightbbox(renderer).padded(pad_inches)
+    dpi, height = fig.dpi, fig.bbox.height
+    x0, x1 = max(0, int(box.x0 * dpi)), min(int(fig.bbox.width), int(np.ceil(box.x1 * dpi)))
+    y0, y1 = max(0, int(height - box.y1 * dpi)), min(int(height), int(np.ceil(height - box.y0 * dpi)))
+    return x0, y0, x1, y1
+
+
+class Explorer(w.VBox):
+    """Controls on top, the figure below, driven by a View (or a plain draw function).
+
+    `status` says what the last redraw showed ("figure", "not implemented" or "error: …"), `png` and
+    `alt_text` hold the last image and its alt text,
+    `redraw_seconds` keeps the time of every redraw and `builds` counts how often the figure was
+    rebuilt; `Explorer.instances` lists every explorer built in this kernel (the tests and the
+    benchmark drive them through it)."""
 
     instances = []
 
-    def __init__(self, draw, controls, needs):
-        self.draw, self.controls, self.needs = draw, dict(controls), list(needs)
+    def __init__(self, view, controls, needs):
+        self.view = view if isinstance(view, View) else _Redraw(view)
+        self.controls, self.needs = dict(controls), list(needs)
         self.output = w.Output()
-        self.redraw_seconds = []
-        self.status = "new"
-        self._crop = None   # (figure size, tight bounding box) of the first figure, reused while the size stays
+        self.redraw_seconds, self.builds = [], 0
+        self.status, self.alt_text, self.png = "new", "", b""
+        self._key = self._fig = self._crop = self._background = None
         Explorer.instances.append(self)
         controls_row = w.HBox(list(self.controls.values()), layout=w.Layout(flex_flow="row wrap"))  # wrap, never clip
         super().__init__([controls_row, self.output])
@@ -115,39 +201,71 @@ class Explorer(w.VBox):
     def values(self):
         return {name: control.value for name, control in self.controls.items()}
 
+    def _figure(self, values):
+        """The persistent figure, rebuilt only when the view's key changes."""
+        key = self.view.key(**values)
+        if self._fig is None or key != self._key:
+            if self._fig is not None:
+                plt.close(self._fig)
+            self._fig = self._crop = self._background = None
+            self.view.dynamic = ()
+            self._fig = self.view.figure = self.view.build(**values)
+            plt.close(self._fig)          # out of pyplot's list (no second copy inline); it is shown as an image here
+            FigureCanvasAgg(self._fig)    # closing detached its canvas: draw it with Agg from now on
+            self._key, self.builds = key, self.builds + 1
+        return self._fig
+
     def redraw(self, change=None):
         start = time.perf_counter()
-        with self.output:
-            self.output.clear_output(wait=True)
-            try:
-                fig = self.draw(**self.values())
-            except NotImplementedError:
-                names = " and ".join(f"<code>{n}</code>" for n in self.needs) or "the exercise above"
-                display(_message(f"Implement {names} above and run its cell first; then run this cell again "
-                                 "to explore your own implementation."))
-                self.status = "not implemented"
-            except Exception as error:  # the student's code failed: one readable line, no traceback
-                display(_message(f"Your code raised <b>{type(error).__name__}</b>: "
-                                 f"{html.escape(str(error))}<br>Fix it above, run that cell, then this one.",
-                                 colour="#D55E00"))
-                self.status = f"error: {type(error).__name__}: {error}"
-            else:
-                display(Image(data=self._png(fig)))
-                plt.close(fig)
-                self.status = "figure"
+        values = self.values()
+        try:
+            fig = self._figure(values)
+            self.view.update(**values)
+            png = self._render(fig)
+            self.alt_text = self.view.alt(**values)
+        except NotImplementedError:
+            self._fig = None              # the figure may be half-updated: build it afresh next time
+            names = " and ".join(f"<code>{n}</code>" for n in self.needs) or "the exercise above"
+            self._show(_message(f"Implement {names} above and run its cell first; then run this cell again "
+                                "to explore your own implementation."))
+            self.status = "not implemented"
+        except Exception as error:  # the student's code failed: one readable line, no traceback
+            self._fig = None
+            self._show(_message(f"Your code raised <b>{type(error).__name__}</b>: "
+                                f"{html.escape(str(error))}<br>Fix it above, run that cell, then this one.",
+                                colour="#D55E00"))
+            self.status = f"error: {type(error).__name__}: {error}"
+        else:
+            self.png = png
+            self._show(Image(data=png, format="png", metadata={"alt": self.alt_text}))
+            self.status = "figure"
         self.redraw_seconds.append(time.perf_counter() - start)
 
-    def _png(self, fig):
-        """The figure as PNG, cropped like Jupyter's inline figures. Finding the tight crop costs a whole
-        extra draw, so it is measured once and reused while the figure keeps its size (about 2x faster)."""
-        size = tuple(fig.get_size_inches())
-        if self._crop is None or self._crop[0] != size:
-            self._crop = size, fig.get_tightbbox(fig.canvas.get_renderer()).padded(0.1)
-        buffer = io.BytesIO()
-        fig.savefig(buffer, format="png", bbox_inches=self._crop[1])
-        return buffer.getvalue()
+    def _render(self, fig):
+        """PNG of the figure: the cached background plus the view's dynamic artists, or a full draw."""
+        dynamic = list(self.view.dynamic)
+        if self._background is None:
+            for artist in dynamic:
+                artist.set_animated(True)      # left out of a full draw, drawn on top by hand below
+            fig.canvas.draw()
+            self._crop = tight_crop(fig)
+            self._background = fig.canvas.copy_from_bbox(fig.bbox) if dynamic else None
+        if self._background is None:
+            return render_png(fig, self._crop)
+        fig.canvas.restore_region(self._background)
+        for artist in dynamic:
+            fig.draw_artist(artist)
+        return render_png(fig, self._crop, draw=False)
+
+    def _show(self, item):
+        with self.output:
+            self.output.clear_output(wait=True)
+            display(item)
 
 
-def explore(draw, needs=(), **controls):
-    """Build and return an explorer: `explore(draw, needs=["softmax"], d_k=choice_slider(...))`."""
-    return Explorer(draw, controls, needs)
+def explore(view, needs=(), **controls):
+    """Build and return an explorer: `explore(MyView(), needs=["softmax"], d_k=choice_slider(...))`.
+
+    `view` is a View (built once, updated on each change) or a function `draw(**values)` returning a
+    new figure each time (simpler, slower)."""
+    return Explorer(view, controls, needs)

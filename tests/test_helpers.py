@@ -154,3 +154,56 @@ def test_package_holds_no_answers():
     for banned in ("def softmax", "def scaled_dot_product_attention", "def layer_norm", "def rnn_step",
                    "torch.softmax", ".softmax(", "def split_heads", "def positional_encoding"):
         assert banned not in source, banned
+
+
+class _Bars(widgets.View):
+    """A view that blits one line and one title; rebuilt when `n` changes."""
+
+    def key(self, n, scale):
+        return n
+
+    def build(self, n, scale):
+        fig, ax = plt.subplots(layout="constrained")
+        self.line, = ax.plot(range(n), [0] * n)
+        ax.set_ylim(-10, 10)
+        self.title = ax.set_title("")
+        self.dynamic = [self.line, self.title]
+        return fig
+
+    def update(self, n, scale):
+        self.line.set_ydata([scale * i for i in range(n)])
+        self.title.set_text(f"n = {n}, scale = {scale}")
+
+
+def test_view_updates_in_place_and_rebuilds_only_on_a_new_key():
+    box = widgets.explore(_Bars(), n=widgets.slider("n", 2, 9, 3), scale=widgets.slider("scale", 0, 3, 1))
+    first = box.png
+    box.controls["scale"].value = 2
+    assert box.status == "figure" and box.builds == 1
+    assert box.png != first, "the image changes with the data"
+    assert box.alt_text, "every explorer image carries alt text"
+    box.controls["n"].value = 5
+    assert box.builds == 2
+
+
+def test_blitted_image_equals_a_full_draw():
+    box = widgets.explore(_Bars(), n=widgets.slider("n", 2, 9, 4), scale=widgets.slider("scale", 0, 3, 1))
+    box.controls["scale"].value = 3
+    blitted = widgets.render_png(box._fig, box._crop, draw=False)
+    for artist in box.view.dynamic:
+        artist.set_animated(False)
+    assert np.array_equal(plt.imread(__import__("io").BytesIO(blitted)),
+                          plt.imread(__import__("io").BytesIO(widgets.render_png(box._fig, box._crop))))
+
+
+def test_show_attaches_alt_text_and_refuses_tiny_text(monkeypatch):
+    shown = []
+    monkeypatch.setattr("IPython.display.display", lambda obj: shown.append(obj))
+    fig, ax = plt.subplots()
+    ax.set_title("a title")
+    plots.show(fig, alt="an empty plot")
+    assert shown[0].metadata == {"alt": "an empty plot"}
+    fig, ax = plt.subplots()
+    ax.text(0, 0, "tiny", fontsize=6)
+    with pytest.raises(ValueError, match="at least 9 pt"):
+        plots.show(fig, alt="tiny text")

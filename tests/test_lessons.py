@@ -48,6 +48,17 @@ def test_solution_widgets_draw(solved):
 
 
 @pytest.mark.parametrize("lesson", lesson_params())
+def test_every_figure_has_alt_text(solved):
+    """Every image a lesson shows (figures and explorers) says what it shows, for screen readers."""
+    missing = [i for i, c in enumerate(solved.nb.cells) if c.cell_type == "code"
+               for o in c.outputs if "image/png" in o.get("data", {})
+               and not str(o.get("metadata", {}).get("image/png", {}).get("alt", "")).strip()]
+    assert not missing, f"image outputs without alt text in cells {missing}: show figures with plots.show(fig, alt=...)"
+    alts = solved.value("[e.alt_text for e in __import__('attention_course.widgets').widgets.Explorer.instances]")
+    assert all(a.strip() for a in alts), f"every explorer image has alt text: {alts}"
+
+
+@pytest.mark.parametrize("lesson", lesson_params())
 def test_catalog_covers_every_exercise(solved):
     catalog = load_catalog(solved.lesson)
     for answer, _, _ in exercises(solved.nb):
