@@ -5,6 +5,7 @@ Modules:
     plots    labelled heatmaps and bar charts with colour-blind-safe colours
     widgets  sliders and pickers that redraw figures from the student's own functions
     checks   the assertions used by visible and hidden tests, with messages that name the mistake
+    reuse    the student's own code from an earlier lesson's notebook, for later lessons
 
 Nothing here answers an exercise: references come from torch built-ins or from formulas in the tests.
 """

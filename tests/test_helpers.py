@@ -8,7 +8,7 @@ import pytest  # noqa: E402
 import torch  # noqa: E402
 
 import attention_course as ac  # noqa: E402
-from attention_course import checks, data, plots, widgets  # noqa: E402
+from attention_course import checks, data, plots, reuse, widgets  # noqa: E402
 
 pytestmark = pytest.mark.xdist_group("helpers")
 
@@ -150,7 +150,7 @@ def test_student_code_hides_only_not_implemented(capsys):
 def test_package_holds_no_answers():
     """The helpers never implement an exercise: no softmax, attention, layer norm or RNN step in them."""
     import inspect
-    source = "".join(inspect.getsource(m) for m in (ac, checks, data, plots, widgets))
+    source = "".join(inspect.getsource(m) for m in (ac, checks, data, plots, reuse, widgets))
     for banned in ("def softmax", "def scaled_dot_product_attention", "def layer_norm", "def rnn_step",
                    "torch.softmax", ".softmax(", "def split_heads", "def positional_encoding"):
         assert banned not in source, banned
@@ -207,3 +207,22 @@ def test_show_attaches_alt_text_and_refuses_tiny_text(monkeypatch):
     ax.text(0, 0, "tiny", fontsize=6)
     with pytest.raises(ValueError, match="at least 9 pt"):
         plots.show(fig, alt="tiny text")
+
+
+def test_reuse_runs_the_answer_cells_of_an_earlier_notebook(tmp_path):
+    import nbformat
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell("import os"),
+                nbformat.v4.new_code_cell("def double(x):\n    return 2 * np.asarray(x)"),
+                nbformat.v4.new_code_cell("def half(x):\n    raise NotImplementedError()\nraise NotImplementedError()")]
+    for cell in nb.cells[1:]:
+        cell.metadata["nbgrader"] = {"solution": True, "grade": False, "locked": False}
+    (tmp_path / "03_x").mkdir()
+    (tmp_path / "05_y").mkdir()
+    nbformat.write(nb, str(tmp_path / "03_x" / "03_x.ipynb"))
+    double, = reuse.from_lesson("03_x", "double", here=tmp_path / "05_y")
+    assert list(double([1, 2])) == [2, 4]
+    with pytest.raises(reuse.NotAvailable, match="missing_name not found in your 03_x notebook"):
+        reuse.from_lesson("03_x", "double", "missing_name", here=tmp_path / "05_y")
+    with pytest.raises(reuse.NotAvailable, match="is not next to this notebook"):
+        reuse.from_lesson("04_z", "f", here=tmp_path / "05_y")
