@@ -26,12 +26,12 @@ lab: $(STAMP)
 test: $(STAMP)
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
-# Regenerate notebooks/ from solutions/ with nbgrader generate_assignment.
+# Build each solution notebook from its text source, then regenerate notebooks/ with nbgrader generate_assignment.
 release: $(STAMP)
-	$(BIN)/python tools/release.py
+	$(BIN)/python -m course_dev.release
 
 student-bundle: $(STAMP)
-	$(BIN)/python tools/student_bundle.py dist/student-bundle
+	$(BIN)/python -m course_dev.bundle dist/student-bundle
 
 # Grade a class: make grade LESSON=01_why_attention SUBMISSIONS=<LMS download folder>|exchange [GRADE_ARGS="--workers 4"]
 grade: $(STAMP)

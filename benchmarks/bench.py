@@ -41,34 +41,26 @@ from pathlib import Path
 import nbformat
 from nbclient import NotebookClient
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tools"))
-import nbclient_fix  # noqa: E402,F401  (jupyter/nbclient#312: widget cells could stall until the cell timeout)
+from course_dev import nbclient_fix
+from course_dev.env import use_this_python
+from course_dev.paths import ROOT, lesson_meta, lessons, solution_path
+
 PARTS = ("notebooks", "grading", "widgets", "memory")
-NOTEBOOK_BUDGET, CAPSTONE_BUDGET, COURSE_BUDGET, REDRAW_BUDGET_MS = 15.0, 30.0, 60.0, 100.0
-CAPSTONE_PREFIX = "09_"
+COURSE_BUDGET, REDRAW_BUDGET_MS = 60.0, 100.0
 FLOOR_SOURCE = "import numpy\nimport torch\nimport matplotlib.pyplot\nimport attention_course"
 MEMORY_SOURCE = "import resource\nprint(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)"  # KiB on Linux
 GRADE_SCRIPT = Path("autograde") / "grade.py"
 # nbgrader's working data, never copied into the temporary course
 SKIP_IN_AUTOGRADE = {"gradebook.db", "submitted", "autograded", "feedback", "downloaded", "runs"}
 
-# Kernels are started with the first `python` on PATH (as nbgrader does): make it this interpreter.
-os.environ["PATH"] = os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", "")
+use_this_python()       # kernels start with the first `python` on PATH (as nbgrader's do): this interpreter
+nbclient_fix.apply()    # jupyter/nbclient#312: widget cells could stall until the cell timeout
 os.environ.pop("ATTENTION_COURSE_FIGURES", None)   # benchmarks never write figure files
 
 
-def lessons(root=ROOT):
-    """Every lesson that has a solution notebook: solutions/<lesson>/<lesson>.ipynb."""
-    return sorted(p.name for p in (root / "solutions").iterdir() if (p / f"{p.name}.ipynb").is_file())
-
-
-def solution_path(lesson, root=ROOT):
-    return root / "solutions" / lesson / f"{lesson}.ipynb"
-
-
 def notebook_budget(lesson):
-    return CAPSTONE_BUDGET if lesson.startswith(CAPSTONE_PREFIX) else NOTEBOOK_BUDGET
+    """Seconds the lesson may take on 2 cores (its lesson.toml)."""
+    return lesson_meta(lesson)["budget_s"]
 
 
 def percentile(values, q):
@@ -183,60 +175,10 @@ def bench_memory(names, notebooks, timeout, log):
 
 
 # ----------------------------------------------------------------------------------------- widgets
-WIDGET_DRIVER = r'''
-def _bench_drive_explorers(changes, warmup):
-    import json, time
-    from attention_course.widgets import Explorer
-
-    def candidates(control):
-        """A few values the control can take, spread over its range."""
-        options = getattr(control, "_options_values", None)
-        if options is not None:
-            return list(options)
-        value = getattr(control, "value", None)
-        if isinstance(value, bool):
-            return [False, True]
-        if isinstance(value, (int, float)) and hasattr(control, "min") and hasattr(control, "max"):
-            step = getattr(control, "step", None) or 1
-            n = int(round((control.max - control.min) / step))
-            picks = sorted({round(k * n / 4) for k in range(5)})
-            values = [control.min + p * step for p in picks]
-            return [int(v) for v in values] if isinstance(value, int) else [round(v, 10) for v in values]
-        return []
-
-    report = []
-    for number, explorer in enumerate(Explorer.instances, 1):
-        driven = [(name, control, candidates(control)) for name, control in explorer.controls.items()]
-        driven = [(name, control, values) for name, control, values in driven if len(values) >= 2]
-        entry = {"explorer": number, "controls": [name for name, _, _ in driven], "seconds": [],
-                 "redraw_seconds": [], "missed": 0, "statuses": []}
-        if driven:
-            for change in range(warmup + changes):
-                name, control, values = driven[change % len(driven)]
-                position = values.index(control.value) if control.value in values else -1
-                value = values[(position + 1) % len(values)]
-                before = len(explorer.redraw_seconds)
-                start = time.perf_counter()
-                control.value = value
-                elapsed = time.perf_counter() - start
-                if change < warmup:
-                    continue
-                if len(explorer.redraw_seconds) == before + 1:
-                    entry["seconds"].append(elapsed)
-                    entry["redraw_seconds"].append(explorer.redraw_seconds[-1])
-                else:
-                    entry["missed"] += 1
-                entry["statuses"].append(explorer.status)
-        entry["statuses"] = sorted(set(entry["statuses"]))
-        report.append(entry)
-    print(json.dumps(report))
-'''
-
-
 def drive_explorers(client, nb, changes, warmup):
     """In the kernel that ran `nb`: change every explorer's controls `warmup + changes` times."""
-    outputs = _run_extra(client, nb, WIDGET_DRIVER + f"\n_bench_drive_explorers({changes}, {warmup})\n"
-                         "del _bench_drive_explorers")
+    outputs = _run_extra(client, nb, "import json\nfrom course_dev.widget_driver import drive\n"
+                         f"print(json.dumps(drive({changes}, {warmup})))")
     text = _stdout(outputs).strip().splitlines()
     errors = [f"{o.ename}: {o.evalue}" for o in outputs if o.output_type == "error"]
     if errors or not text:
@@ -340,7 +282,7 @@ def bench_grading(lesson, count, workers, timeout, log):
         entry["course"] = {"missing": f"{GRADE_SCRIPT} missing"}
     with tempfile.TemporaryDirectory(prefix="bench_grading_") as folder:
         stock_course = copy_course(Path(folder) / "stock", lesson)
-        subprocess.run([sys.executable, "tools/release.py", lesson], cwd=stock_course, check=True,
+        subprocess.run([sys.executable, "-m", "course_dev.release", "--root", str(stock_course), lesson], cwd=stock_course, check=True,
                        capture_output=True, text=True)
         submissions = synthetic_submissions(stock_course, lesson, count)
         # the course's command grades the same submissions in a copy made before the stock run

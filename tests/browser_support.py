@@ -24,6 +24,7 @@ from pathlib import Path
 
 import pytest
 
+from course_dev.env import with_this_python
 from harness import ROOT, read
 
 CHROMIUM = os.environ.get("ATTENTION_COURSE_CHROMIUM", "/usr/bin/chromium")
@@ -89,8 +90,7 @@ class JupyterLab:
             target = dirs["JUPYTERLAB_SETTINGS_DIR"] / name
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_text(json.dumps(values))
-        env = dict(os.environ, **{k: str(v) for k, v in dirs.items()})
-        env["PATH"] = os.path.dirname(sys.executable) + os.pathsep + env.get("PATH", "")   # kernels: this venv
+        env = with_this_python(dict(os.environ, **{k: str(v) for k, v in dirs.items()}))   # kernels: this venv
         command = [sys.executable, "-m", "jupyter", "lab", "--no-browser", "--ip=127.0.0.1",
                    f"--port={self.port}", "--port-retries=0", f"--IdentityProvider.token={self.token}",
                    f"--ServerApp.root_dir={self.root}", "--ServerApp.open_browser=False",

@@ -1,61 +1,26 @@
 """Shared machinery for the tests: where things are, and a live kernel that runs notebook cells."""
-import os
 import runpy
-import shutil
-import sys
 import time
 from pathlib import Path
 
 import nbformat
 from nbclient import NotebookClient
 
-ROOT = Path(__file__).resolve().parents[1]
-SOLUTIONS, NOTEBOOKS, CATALOGS = ROOT / "solutions", ROOT / "notebooks", ROOT / "tests" / "catalogs"
-LESSONS = sorted(p.name for p in SOLUTIONS.iterdir() if (p / f"{p.name}.ipynb").is_file())
+from course_dev import nbclient_fix
+from course_dev.cells import cells_by_id, exercises, grade_id, is_answer, is_test, nbgrader_meta  # noqa: F401
+from course_dev.course import copy_course  # noqa: F401
+from course_dev.env import use_this_python
+from course_dev.paths import ROOT, lesson_meta, lessons, solution_path, student_path  # noqa: F401
 
-# Kernels are started with the first `python` on PATH (as nbgrader does): make it this interpreter.
-os.environ["PATH"] = os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", "")
-sys.path.insert(0, str(ROOT / "tools"))
-import nbclient_fix  # noqa: E402,F401  (jupyter/nbclient#312: widget cells could stall until the cell timeout)
+CATALOGS = ROOT / "tests" / "catalogs"
+LESSONS = lessons()
 
-
-def solution_path(lesson):
-    return SOLUTIONS / lesson / f"{lesson}.ipynb"
-
-
-def student_path(lesson):
-    return NOTEBOOKS / lesson / f"{lesson}.ipynb"
+use_this_python()        # kernels start with the first `python` on PATH (as nbgrader's do): this interpreter
+nbclient_fix.apply()     # jupyter/nbclient#312: widget cells could stall until the cell timeout
 
 
 def read(path):
     return nbformat.read(str(path), as_version=4)
-
-
-def nbgrader_meta(cell):
-    return cell.metadata.get("nbgrader", {})
-
-
-def grade_id(cell):
-    return nbgrader_meta(cell).get("grade_id")
-
-
-def is_answer(cell):
-    return nbgrader_meta(cell).get("solution", False) and cell.cell_type == "code"
-
-
-def is_test(cell):
-    return nbgrader_meta(cell).get("grade", False) and not nbgrader_meta(cell).get("solution", False)
-
-
-def cells_by_id(nb):
-    return {grade_id(c): c for c in nb.cells if grade_id(c)}
-
-
-def exercises(nb):
-    """(answer cell, tests cell, points) for every graded code exercise and quiz question, in order."""
-    cells = cells_by_id(nb)
-    return [(c, cells[grade_id(c) + "-tests"], nbgrader_meta(cells[grade_id(c) + "-tests"])["points"])
-            for c in nb.cells if is_answer(c) and grade_id(c) + "-tests" in cells]
 
 
 def load_catalog(lesson):
@@ -120,14 +85,3 @@ class LiveKernel:
         if errors(outputs) or not text:
             raise RuntimeError(f"could not evaluate {expression!r}: {describe(outputs)}")
         return eval(text)  # noqa: S307 - our own repr of plain data
-
-
-def copy_course(dest, lessons, extra=()):
-    """A temporary nbgrader course: the configuration, the tools and the given lessons' solutions."""
-    dest = Path(dest)
-    for name in ("nbgrader_config.py", "tools", *extra):
-        src = ROOT / name
-        (shutil.copytree if src.is_dir() else shutil.copy)(src, dest / name)
-    for lesson in lessons:
-        shutil.copytree(SOLUTIONS / lesson, dest / "solutions" / lesson)
-    return dest

@@ -34,9 +34,7 @@ def file_text(path):
 
 @pytest.fixture(scope="module")
 def bundle(tmp_path_factory):
-    import sys
-    sys.path.insert(0, str(ROOT / "tools"))
-    from student_bundle import build
+    from course_dev.bundle import build
     return build(tmp_path_factory.mktemp("dist") / "student-bundle")
 
 
@@ -44,7 +42,7 @@ def test_bundle_contents(bundle):
     folder, archive = bundle
     names = {p.name for p in folder.iterdir()}
     assert {"notebooks", "attention_course", "requirements.txt", "README.md", "Makefile"} <= names
-    assert not names & {"solutions", "tests", "autograde", "tools", "nbgrader_config.py"}
+    assert not names & {"solutions", "tests", "autograde", "tools", "course_dev", "nbgrader_config.py"}
     assert not list(folder.rglob("*.db")), "a gradebook leaked into the bundle"
     for lesson in LESSONS:
         assert (folder / "notebooks" / lesson / f"{lesson}.ipynb").is_file()

@@ -12,7 +12,8 @@ from harness import ROOT, copy_course, exercises, grade_id, nbgrader_meta, read,
 
 
 def release(course, lesson):
-    subprocess.run([sys.executable, "tools/release.py", lesson], cwd=course, check=True, capture_output=True)
+    subprocess.run([sys.executable, "-m", "course_dev.release", "--root", str(course), lesson], cwd=course,
+                   check=True, capture_output=True)
 
 
 @pytest.fixture(scope="session")

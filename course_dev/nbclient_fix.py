@@ -3,7 +3,8 @@
 Seen here: under CPU load, about one run in five of a notebook with an explorer widget waits the whole
 per-cell timeout in `shell_channel.get_msg(timeout)` although the kernel's reply has arrived; the
 poll only notices it when the timeout expires. Polling in short slices re-checks the socket, so a
-missed wake-up costs at most one slice. Imported by nbgrader_config.py (grading) and tests/harness.py.
+missed wake-up costs at most one slice. `apply()` patches jupyter_client in this process only; call it
+where notebooks are executed (the tests' harness, the benchmark, the grading workers), never on import.
 """
 import time
 from queue import Empty
@@ -25,6 +26,8 @@ async def _get_msg_in_slices(self, timeout=None):
                 raise
 
 
-if not getattr(AsyncZMQSocketChannel.get_msg, "sliced", False):
-    _get_msg_in_slices.sliced = True
-    AsyncZMQSocketChannel.get_msg = _get_msg_in_slices
+def apply():
+    """Patch AsyncZMQSocketChannel.get_msg in this process (idempotent)."""
+    if not getattr(AsyncZMQSocketChannel.get_msg, "sliced", False):
+        _get_msg_in_slices.sliced = True
+        AsyncZMQSocketChannel.get_msg = _get_msg_in_slices

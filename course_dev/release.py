@@ -1,9 +1,10 @@
 """Regenerate the student notebooks: solutions/<lesson>/ -> notebooks/<lesson>/ with nbgrader generate_assignment.
 
-    python tools/release.py [--root COURSE_ROOT] [LESSON ...]     (all lessons by default)
+    python -m course_dev.release [--root COURSE_ROOT] [LESSON ...]     (all lessons by default)
 
-Runs nbgrader in one process for all lessons, records them in the gradebook, and fails loudly
-if nbgrader reports an error (the nbgrader command line would exit 0 on some failures).
+First builds each solution notebook from its text source (solutions/<lesson>/<lesson>.py, see
+course_dev.lesson_text) when there is one. Runs nbgrader in one process for all lessons, records them
+in the gradebook, and fails loudly if nbgrader reports an error (its command line exits 0 on some failures).
 """
 import argparse
 import os
@@ -13,24 +14,26 @@ from pathlib import Path
 from nbgrader.apps import NbGraderAPI
 from traitlets.config.loader import PyFileConfigLoader
 
-ROOT = Path(__file__).resolve().parents[1]
-# nbgrader calls `alembic` and starts kernels with the first `python` on PATH: make them this interpreter's.
-os.environ["PATH"] = os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", "")
+from course_dev import lesson_text
+from course_dev.env import use_this_python
+from course_dev.paths import ROOT, lessons, source_path
 
 
-def lessons(root):
-    return sorted(p.name for p in (root / "solutions").iterdir() if (p / f"{p.name}.ipynb").is_file())
-
-
-def release(root, names=None):
+def release(root=ROOT, names=None):
     root = Path(root).resolve()
+    use_this_python()   # nbgrader calls `alembic` and starts kernels with the first `python` on PATH
+    names = names or lessons(root)
+    if root == ROOT:
+        for name in names:
+            if source_path(name).is_file():
+                lesson_text.build(name)
     config = PyFileConfigLoader("nbgrader_config.py", path=str(root)).load_config()
-    (root / "autograde").mkdir(exist_ok=True)
+    (root / "autograde").mkdir(exist_ok=True)   # the gradebook's folder
     cwd = os.getcwd()
     os.chdir(root)
     try:
         api = NbGraderAPI(config=config)
-        for name in names or lessons(root):
+        for name in names:
             result = api.generate_assignment(name, force=True)
             if not result["success"]:
                 details = result.get("log", "") + (result.get("error") or "")

@@ -1,15 +1,16 @@
 """Write the student bundle: what a student needs, and nothing an instructor must keep.
 
-    python tools/student_bundle.py dist/student-bundle      -> that folder and dist/student-bundle.zip
+    python -m course_dev.bundle dist/student-bundle      -> that folder and dist/student-bundle.zip
 
 Contents: notebooks/, the helper package, requirements.txt, pyproject.toml, a student Makefile and
-README. Never: solutions/, tests/, autograde/ (gradebook, submissions), tools/.
+README. Never: solutions/, tests/, autograde/ (gradebook, submissions), course_dev/, tools/.
 """
 import shutil
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+from course_dev.paths import ROOT
+
 STUDENT_FILES = ["notebooks", "attention_course", "requirements.txt", "pyproject.toml", "environment.yml"]
 IGNORE = shutil.ignore_patterns("__pycache__", "*.pyc", ".ipynb_checkpoints", "*.egg-info")
 

@@ -1,0 +1,57 @@
+"""Drive explorers from code inside the kernel that built them (the benchmark and the tests use it):
+
+    from course_dev.widget_driver import drive
+    report = drive(changes=20, warmup=2)
+
+changes each explorer's controls in turn to other values spread over their range and records, per
+explorer, the time from setting a value to the end of the redraw it triggers."""
+import time
+
+from attention_course.widgets import Explorer
+
+
+def candidates(control):
+    """A few values the control can take, spread over its range (all options of a choice)."""
+    options = getattr(control, "options", None)
+    if options is not None and not isinstance(options, str):
+        return [o[1] if isinstance(o, tuple) else o for o in options]
+    value = getattr(control, "value", None)
+    if isinstance(value, bool):
+        return [False, True]
+    if isinstance(value, (int, float)) and hasattr(control, "min") and hasattr(control, "max"):
+        step = getattr(control, "step", None) or 1
+        n = int(round((control.max - control.min) / step))
+        picks = sorted({round(k * n / 4) for k in range(5)})
+        values = [control.min + p * step for p in picks]
+        return [int(v) for v in values] if isinstance(value, int) else [round(v, 10) for v in values]
+    return []
+
+
+def drive_one(explorer, changes, warmup):
+    driven = [(name, control, candidates(control)) for name, control in explorer.controls.items()]
+    driven = [(name, control, values) for name, control, values in driven if len(values) >= 2]
+    entry = {"controls": [name for name, _, _ in driven], "seconds": [], "redraw_seconds": [],
+             "missed": 0, "statuses": []}
+    for change in range(warmup + changes if driven else 0):
+        name, control, values = driven[change % len(driven)]
+        position = values.index(control.value) if control.value in values else -1
+        before = len(explorer.redraw_seconds)
+        start = time.perf_counter()
+        control.value = values[(position + 1) % len(values)]
+        elapsed = time.perf_counter() - start
+        if change < warmup:
+            continue
+        if len(explorer.redraw_seconds) == before + 1:
+            entry["seconds"].append(elapsed)
+            entry["redraw_seconds"].append(explorer.redraw_seconds[-1])
+        else:
+            entry["missed"] += 1
+        entry["statuses"].append(explorer.status)
+    entry["statuses"] = sorted(set(entry["statuses"]))
+    return entry
+
+
+def drive(changes=20, warmup=2):
+    """One report per explorer built in this kernel, in the order they were built."""
+    return [dict(drive_one(explorer, changes, warmup), explorer=number)
+            for number, explorer in enumerate(Explorer.instances, 1)]
