@@ -1,6 +1,6 @@
 # Attention, from the dot product up.
 #   make lab   set up .venv on first use, then open JupyterLab on the student notebooks
-#   make test  the same set-up, then the whole test suite
+#   make test  the same set-up, then the whole test suite (make test-fast: the everyday tier)
 SHELL := /bin/bash
 PYTHON ?= python3
 VENV := .venv
@@ -10,7 +10,7 @@ STAMP := $(VENV)/.installed
 export PATH := $(BIN):$(PATH)
 ROOT_FLAG := $(if $(filter 0,$(shell id -u)),--allow-root,)
 
-.PHONY: lab test release student-bundle grade bench venv clean
+.PHONY: lab test test-fast release student-bundle grade bench venv clean
 
 venv: $(STAMP)
 
@@ -25,6 +25,11 @@ lab: $(STAMP)
 
 test: $(STAMP)
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
+
+# The everyday tier (a few minutes): everything but the tests marked slow (browser, nbgrader end to end,
+# the class grading batch, the unanswered student notebooks).
+test-fast: $(STAMP)
+	$(BIN)/python -m pytest -m "not slow" $(PYTEST_ARGS)
 
 # Build each solution notebook from its text source, then regenerate notebooks/ with nbgrader generate_assignment.
 release: $(STAMP)

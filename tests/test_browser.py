@@ -21,7 +21,7 @@ from browser_support import ARTIFACTS, CHROMIUM, CHROMIUM_ARGS, REDRAW_TIMEOUT_M
     require_browser
 from harness import LESSONS, read, solution_path, student_path
 
-pytestmark = [pytest.mark.browser, pytest.mark.xdist_group("browser")]
+pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.xdist_group("browser")]
 
 EXPLORE_CALL = re.compile(r"(?<!def )\bexplore\(")
 

@@ -107,6 +107,7 @@ def test_correct_variants_keep_points(solved):
     assert not failures, "\n".join(failures)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("lesson", lesson_params())
 def test_student_notebook_fails_only_where_unanswered(lesson, record_property):
     """Released notebook, nothing answered: answer cells raise NotImplementedError, test cells fail with

@@ -59,6 +59,7 @@ def submission(lesson, answered):
     return nb
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("lesson", lesson_params())
 def test_autograde_full_blank_partial(released):
     course, lesson = released
