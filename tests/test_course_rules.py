@@ -1,0 +1,38 @@
+"""The rules of LESSON_ANATOMY.md that a program can check without running a notebook."""
+import re
+import subprocess
+import sys
+
+import pytest
+
+from course_dev import lesson_text
+from course_dev.paths import LESSON_FILE, ROOT, lesson_meta, lessons
+
+pytestmark = pytest.mark.xdist_group("rules")
+
+
+@pytest.mark.parametrize("lesson", lessons())
+def test_lesson_has_its_facts(lesson):
+    assert (ROOT / "solutions" / lesson / LESSON_FILE).is_file(), f"solutions/{lesson}/{LESSON_FILE} is missing"
+    meta = lesson_meta(lesson)
+    assert re.match(r"Lesson \d+ — \S", meta["title"]), meta["title"]
+    assert 0 < meta["budget_s"] <= 30 and isinstance(meta["capstone"], bool)
+
+
+@pytest.mark.parametrize("lesson", lessons())
+def test_lesson_notebook_is_built_from_its_text_source(lesson):
+    problem = lesson_text.differs(lesson)
+    assert problem is None, problem
+
+
+def test_readme_lists_every_lesson():
+    readme = (ROOT / "README.md").read_text()
+    missing = [lesson for lesson in lessons() if f"`{lesson}`" not in readme]
+    assert not missing, f"README's lesson table has no row for {missing}"
+
+
+def test_code_is_linted_and_formatted():
+    """ruff (configured in pyproject.toml) over the package, tools, tests, grading and lesson sources."""
+    for command in (["check", "--quiet", "."], ["format", "--check", "--quiet", "."]):
+        result = subprocess.run([sys.executable, "-m", "ruff", *command], cwd=ROOT, capture_output=True, text=True)
+        assert result.returncode == 0, f"ruff {' '.join(command)}:\n{(result.stdout + result.stderr)[-3000:]}"
