@@ -10,7 +10,7 @@ STAMP := $(VENV)/.installed
 export PATH := $(BIN):$(PATH)
 ROOT_FLAG := $(if $(filter 0,$(shell id -u)),--allow-root,)
 
-.PHONY: lab test test-fast release student-bundle grade bench venv clean
+.PHONY: lab test test-fast release student-bundle grade bench hub hub-proxy venv clean
 
 venv: $(STAMP)
 
@@ -46,6 +46,17 @@ grade: $(STAMP)
 # (e.g. make bench BENCH_ARGS="--only notebooks,memory --repeat 1"; see README "Performance").
 bench: $(STAMP)
 	$(BIN)/python benchmarks/bench.py $(BENCH_ARGS)
+
+# A JupyterHub for the class on this machine (hub/class.toml; see README "A class on JupyterHub").
+hub: $(STAMP) hub-proxy
+	$(BIN)/python hub/start.py
+
+# JupyterHub's proxy (configurable-http-proxy, pinned in hub/package.json) from npm, into hub/node_modules.
+hub-proxy: hub/node_modules/.installed
+
+hub/node_modules/.installed: hub/package.json hub/package-lock.json
+	cd hub && npm ci --no-audit --no-fund --loglevel=error
+	@touch $@
 
 clean:
 	rm -rf dist artifacts .pytest_cache

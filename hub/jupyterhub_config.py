@@ -1,0 +1,91 @@
+"""JupyterHub for a class of the course: `make hub` (a demo class on this machine) or `jupyterhub -f` on a server.
+
+Who is in the class: hub/class.toml. Everything the hub writes (its database, the users' homes, the
+nbgrader exchange) goes under HUB_STATE (default .hub/ in the repository, git-ignored).
+
+Environment:
+    HUB_PORT        port on 127.0.0.1 (default 8000)
+    HUB_STATE       state folder (default <repo>/.hub)
+    HUB_PASSWORD    the class's shared password (at least 8 characters; make hub makes one and prints it)
+    HUB_ADMIN_PASSWORD  the instructors' password (at least 32 characters, not HUB_PASSWORD)
+    HUB_COURSE_ROOT the instructors' course folder (default: this repository)
+    HUB_API_TOKEN   optional: a token for scripts and tests (an admin service named "class-admin")
+    NBGRADER_DB_URL optional: the gradebook (e.g. postgresql://…); default: the course's SQLite file
+
+The demo spawner runs every user's server as the hub's own Unix user, with a home of its own under
+HUB_STATE; on a real server use system accounts (LocalProcessSpawner) or containers (see README).
+"""
+import os
+import sys
+import tomllib
+from pathlib import Path
+
+c = get_config()  # noqa: F821  (provided by traitlets)
+
+REPO = Path(__file__).resolve().parents[1]
+CLASS = tomllib.loads((REPO / "hub" / "class.toml").read_text())
+STATE = Path(os.environ.get("HUB_STATE", REPO / ".hub")).resolve()
+COURSE_ROOT = Path(os.environ.get("HUB_COURSE_ROOT", REPO)).resolve()
+EXCHANGE = STATE / "exchange"
+BIN = Path(sys.executable).parent          # the course's venv: the same packages for the hub and every user
+INSTRUCTORS, STUDENTS = set(CLASS["instructors"]), set(CLASS["students"])
+
+for folder in (STATE, EXCHANGE, STATE / "home"):
+    folder.mkdir(parents=True, exist_ok=True)
+EXCHANGE.chmod(0o1777)                      # nbgrader's exchange: writable by all, sticky
+
+c.JupyterHub.ip = "127.0.0.1"
+c.JupyterHub.port = int(os.environ.get("HUB_PORT", "8000"))
+c.JupyterHub.hub_ip = "127.0.0.1"
+c.JupyterHub.db_url = f"sqlite:///{STATE / 'jupyterhub.sqlite'}"
+c.JupyterHub.cookie_secret_file = str(STATE / "jupyterhub_cookie_secret")
+c.JupyterHub.pid_file = str(STATE / "jupyterhub.pid")
+c.ConfigurableHTTPProxy.command = [str(REPO / "hub" / "node_modules" / ".bin" / "configurable-http-proxy")]
+c.ConfigurableHTTPProxy.pid_file = str(STATE / "proxy.pid")
+
+# A demo class: one shared password for students, another for instructors (who are hub admins).
+c.JupyterHub.authenticator_class = "shared-password"
+c.SharedPasswordAuthenticator.user_password = os.environ.get("HUB_PASSWORD", "")
+c.SharedPasswordAuthenticator.admin_password = os.environ.get("HUB_ADMIN_PASSWORD", "")
+c.Authenticator.allowed_users = INSTRUCTORS | STUDENTS
+c.Authenticator.admin_users = INSTRUCTORS
+
+if os.environ.get("HUB_API_TOKEN"):
+    c.JupyterHub.services = [{"name": "class-admin", "api_token": os.environ["HUB_API_TOKEN"]}]
+    c.JupyterHub.load_roles = [{"name": "class-admin", "services": ["class-admin"],
+                                "scopes": ["admin:users", "admin:servers", "tokens", "access:servers"]}]
+
+# Every user's server: the course's venv, JupyterLab, a home under STATE.
+c.JupyterHub.spawner_class = "jupyterhub.spawner.SimpleLocalProcessSpawner"
+c.SimpleLocalProcessSpawner.home_dir_template = str(STATE / "home" / "{username}")
+c.Spawner.cmd = [str(BIN / "jupyterhub-singleuser")]
+c.Spawner.default_url = "/lab"
+c.Spawner.args = ["--allow-root"] if os.geteuid() == 0 else []
+c.Spawner.environment = {"PATH": f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}"}
+c.Spawner.http_timeout = 60
+c.Spawner.start_timeout = 120
+
+
+def nbgrader_config(name):
+    """Each user's nbgrader configuration: the course, the exchange, who they are; the course root for instructors."""
+    lines = [f"c.CourseDirectory.course_id = {CLASS['course_id']!r}",
+             f"c.Exchange.root = {str(EXCHANGE)!r}",
+             f"c.CourseDirectory.student_id = {name!r}"]      # the demo servers share one Unix user
+    if name in INSTRUCTORS:
+        lines.append(f"load_subconfig({str(COURSE_ROOT / 'nbgrader_config.py')!r})")
+        lines.append("c.CourseDirectory.student_id = '*'")
+    return "c = get_config()  # noqa: F821\n" + "\n".join(lines) + "\n"
+
+
+def prepare_home(spawner):
+    """Before a server starts: its home, its nbgrader configuration, and (instructors) the course folder."""
+    name = spawner.user.name
+    home = Path(spawner.home_dir)
+    (home / ".jupyter").mkdir(parents=True, exist_ok=True)
+    (home / ".jupyter" / "nbgrader_config.py").write_text(nbgrader_config(name))
+    if name in INSTRUCTORS:
+        spawner.notebook_dir = str(COURSE_ROOT)                 # formgrader needs the course inside the server's root
+        spawner.environment = dict(spawner.environment, NBGRADER_CONFIG_ROOT=str(COURSE_ROOT))
+
+
+c.Spawner.pre_spawn_hook = prepare_home
