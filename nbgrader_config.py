@@ -14,7 +14,8 @@ c.CourseDirectory.submitted_directory = "autograde/submitted"
 c.CourseDirectory.autograded_directory = "autograde/autograded"
 c.CourseDirectory.feedback_directory = "autograde/feedback"
 c.ZipCollectApp.downloaded_directory = "autograde/downloaded"  # LMS downloads: autograde/downloaded/<lesson>/archive/
-c.CourseDirectory.db_url = "sqlite:///" + os.path.join(ROOT, "autograde", "gradebook.db")
+# The gradebook: SQLite beside the course by default; NBGRADER_DB_URL=postgresql://… for a shared one.
+c.CourseDirectory.db_url = os.environ.get("NBGRADER_DB_URL") or "sqlite:///" + os.path.join(ROOT, "autograde", "gradebook.db")
 
 # Per-cell limit while grading (Execute.timeout wins over ExecutePreprocessor.timeout).
 c.Execute.timeout = 60
