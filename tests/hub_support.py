@@ -1,0 +1,159 @@
+"""The class's JupyterHub (hub/jupyterhub_config.py), started by a test on a free loopback port and always stopped.
+
+`ClassHub` runs `hub/start.py` (what `make hub` runs) with a temporary state folder and course, an admin
+API token for the test, and the hub's own proxy. `hub.user(name)` starts that user's server through the
+hub's REST API and returns a client for it (requests go through the hub's proxy with a token of that user).
+"""
+import json
+import os
+import secrets
+import signal
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+import psutil
+import pytest
+
+from browser_support import free_port
+from course_dev.env import with_this_python
+from course_dev.paths import ROOT
+
+CLASS_COURSE = "attention-from-the-dot-product-up"
+PROXY = ROOT / "hub" / "node_modules" / ".bin" / "configurable-http-proxy"
+
+
+def require_hub():
+    """Skip (fail under CI=true) when the proxy from npm is missing."""
+    if not PROXY.exists():
+        subprocess.run(["make", "hub-proxy"], cwd=ROOT, capture_output=True)
+    if not PROXY.exists():
+        message = "the hub tests need configurable-http-proxy: run `make hub-proxy` (needs node and npm)"
+        if os.environ.get("CI", "").lower() == "true":
+            pytest.fail(message, pytrace=False)
+        pytest.skip(message)
+
+
+def request(url, method="GET", token=None, body=None, timeout=60, raw=False):
+    data = None if body is None else (body if isinstance(body, bytes) else json.dumps(body).encode())
+    req = urllib.request.Request(url, data=data, method=method)
+    if token:
+        req.add_header("Authorization", f"token {token}")
+    if body is not None:
+        req.add_header("Content-Type", "application/json")
+    with urllib.request.urlopen(req, timeout=timeout) as response:
+        payload = response.read()
+    return payload if raw else (json.loads(payload) if payload.strip() else None)
+
+
+class UserServer:
+    """One user's single-user server, reached through the hub's proxy with that user's token."""
+
+    def __init__(self, hub, name, token):
+        self.hub, self.name, self.token = hub, name, token
+        self.base = f"{hub.url}user/{name}/"
+
+    def call(self, path, method="GET", body=None, timeout=120, raw=False):
+        return request(self.base + path, method, self.token, body, timeout, raw)
+
+    def read_notebook(self, path):
+        return self.call(f"api/contents/{path}?content=1")["content"]
+
+    def write_notebook(self, path, nb):
+        self.call(f"api/contents/{path}", "PUT", {"type": "notebook", "format": "json", "content": nb})
+
+    def read_text(self, path):
+        return self.call(f"api/contents/{path}?content=1&format=text&type=file")["content"]
+
+    def listing(self, path=""):
+        return [item["path"] for item in self.call(f"api/contents/{path}?content=1")["content"]]
+
+    def assignment_action(self, action, assignment):
+        return self.call(f"assignments/{action}", "POST", {"course_id": CLASS_COURSE, "assignment_id": assignment})
+
+    def formgrader(self, action, assignment):
+        """POST the formgrader's API for one assignment (assign, release, collect, release_feedback, …)."""
+        result = self.call(f"formgrader/api/assignment/{assignment}/{action}", "POST", {})
+        if isinstance(result, dict) and result.get("success") is False:
+            raise AssertionError(f"formgrader {action} {assignment} failed: {result.get('error') or result.get('log')}")
+        return result
+
+
+class ClassHub:
+    def __init__(self, state, course_root, db_url=None):
+        self.state, self.course_root, self.db_url = Path(state), Path(course_root), db_url
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}/"
+        self.token = secrets.token_hex(16)
+        self.password, self.admin_password = secrets.token_urlsafe(9), secrets.token_urlsafe(24)
+        self.process = None
+
+    def __enter__(self):
+        require_hub()
+        env = with_this_python(dict(os.environ, HUB_STATE=str(self.state), HUB_PORT=str(self.port),
+                                    HUB_API_TOKEN=self.token, HUB_PASSWORD=self.password,
+                                    HUB_ADMIN_PASSWORD=self.admin_password, HUB_COURSE_ROOT=str(self.course_root)))
+        if self.db_url:
+            env["NBGRADER_DB_URL"] = self.db_url
+        self.log = open(self.state.parent / f"{self.state.name}.log", "w")
+        self.process = subprocess.Popen([sys.executable, str(ROOT / "hub" / "start.py")], env=env,
+                                        stdout=self.log, stderr=subprocess.STDOUT, start_new_session=True)
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise RuntimeError(f"the hub exited at start:\n{self.log_tail()}")
+            try:
+                self.api("")
+                return self
+            except (urllib.error.URLError, ConnectionError, TimeoutError):
+                time.sleep(0.3)
+        raise RuntimeError(f"the hub did not answer in 60 s:\n{self.log_tail()}")
+
+    def __exit__(self, *exc):
+        """Stop the hub (it stops every user's server and its proxy), then make sure nothing is left."""
+        if self.process and self.process.poll() is None:
+            os.killpg(self.process.pid, signal.SIGTERM)
+            try:
+                self.process.wait(30)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.process.pid, signal.SIGKILL)
+        for proc in self.leftovers():
+            proc.kill()
+        self.log.close()
+
+    def leftovers(self):
+        """Processes still running from this hub: its proxy and user servers (they mention the state folder)."""
+        found = []
+        for proc in psutil.process_iter(["cmdline", "environ"]):
+            try:
+                text = " ".join(proc.info["cmdline"] or []) + " " + (proc.info["environ"] or {}).get("HUB_STATE", "")
+                if str(self.state) in text or (proc.info["environ"] or {}).get("JUPYTERHUB_API_URL", "").endswith(
+                        f":{self.port}/hub/api"):
+                    found.append(proc)
+            except (psutil.NoSuchProcess, psutil.AccessDenied):
+                pass
+        return found
+
+    def log_tail(self):
+        self.log.flush()
+        return (self.state.parent / f"{self.state.name}.log").read_text()[-4000:]
+
+    def api(self, path, method="GET", body=None):
+        return request(f"{self.url}hub/api/{path}", method, self.token, body)
+
+    def user(self, name):
+        """Start `name`'s server through the hub's REST API; return a client for it."""
+        self.api(f"users/{name}/server", "POST")
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            server = self.api(f"users/{name}").get("servers", {}).get("")
+            if server and server.get("ready"):
+                break
+            time.sleep(0.5)
+        else:
+            raise RuntimeError(f"{name}'s server did not start:\n{self.log_tail()}")
+        token = self.api(f"users/{name}/tokens", "POST", {"note": "class test"})["token"]
+        return UserServer(self, name, token)

@@ -1,0 +1,61 @@
+"""The whole class cycle on the class's JupyterHub (`make hub`'s configuration), through the hub's REST API and
+the users' own servers: the instructor releases lesson 01, two students fetch it, answer differently and
+submit, the instructor collects, grades with the course's grading command and releases feedback, and each
+student fetches feedback that shows their own score and no hidden test. Against SQLite and PostgreSQL."""
+import contextlib
+
+import pytest
+
+from course_dev.cells import grade_id, nbgrader_meta
+from course_dev.course import copy_course
+from course_dev.paths import solution_path
+from harness import read
+from hub_support import ClassHub
+from pg_support import Postgres
+
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("hub")]
+LESSON = "01_why_attention"
+NOTEBOOK = f"{LESSON}/{LESSON}.ipynb"
+
+
+def answer(nb, ids):
+    """Fill the answer cells whose grade ids are in `ids` with the solution's answers (nb is a JSON dict)."""
+    solution = {grade_id(c): c.source for c in read(solution_path(LESSON)).cells if nbgrader_meta(c).get("solution")}
+    for cell in nb["cells"]:
+        if grade_id(cell) in ids:
+            cell["source"] = solution[grade_id(cell)]
+    return nb
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def class_hub(request, tmp_path):
+    with contextlib.ExitStack() as stack:
+        db_url = None
+        if request.param == "postgresql":
+            db_url = stack.enter_context(Postgres()).url("gradebook")
+        course = copy_course(tmp_path / "course", [LESSON])
+        (course / "autograde").mkdir(exist_ok=True)
+        hub = stack.enter_context(ClassHub(tmp_path / "hubstate", course, db_url))
+        yield hub, course
+        stack.close()
+        assert not hub.leftovers(), f"processes left running after the hub stopped: {hub.leftovers()}"
+
+
+def test_class_cycle(class_hub):
+    hub, course = class_hub
+    instructor = hub.user("instructor")
+    instructor.formgrader("assign", LESSON)
+    instructor.formgrader("release", LESSON)
+
+    ada, alan = hub.user("ada"), hub.user("alan")
+    for student in (ada, alan):
+        student.assignment_action("fetch", LESSON)
+        assert NOTEBOOK in [p for p in student.listing(LESSON)], student.listing()
+    ada.write_notebook(NOTEBOOK, answer(ada.read_notebook(NOTEBOOK), {"rnn-step", "rnn-run"}))
+    alan.write_notebook(NOTEBOOK, answer(alan.read_notebook(NOTEBOOK), {"rnn-step"}))
+    for student in (ada, alan):
+        student.assignment_action("submit", LESSON)
+
+    instructor.formgrader("collect", LESSON)
+    submitted = sorted(p.name for p in (course / "autograde" / "submitted").iterdir())
+    assert submitted == ["ada", "alan"], submitted
