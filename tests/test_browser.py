@@ -13,6 +13,7 @@ it the module is skipped, and under CI=true it fails. ATTENTION_COURSE_CHROMIUM=
 the skip. Runs in one xdist group: one JupyterLab server and one browser for the whole module.
 """
 import re
+import time
 import shutil
 
 import pytest
@@ -118,6 +119,7 @@ class ExplorerDriver:
         self.name = f"{lesson}_explorer{number}"
         self.handle = box.element_handle()
         self.changes = 0
+        self.started, self.timings = None, []   # end-to-end: from a student's action to the new image shown
 
     def src(self):
         return self.handle.evaluate(IMG_SRC_JS)
@@ -129,6 +131,8 @@ class ExplorerDriver:
         except Exception as error:
             raise AssertionError(f"{self.name}: the figure did not change after {what}; the explorer shows: "
                                  f"{self.box.text_content()[:300]!r}") from error
+        if self.started is not None:
+            self.timings.append((what, time.perf_counter() - self.started))
         text = self.box.text_content()
         assert "Your code raised" not in text and "Implement" not in text, f"{self.name} after {what}: {text[:300]}"
         assert not self.notebook.stderr_outputs(), f"{self.name} after {what}: {self.notebook.stderr_outputs()}"
@@ -137,6 +141,7 @@ class ExplorerDriver:
 
     def type_into(self, target, text):
         target.click()
+        self.started = time.perf_counter()
         self.page.keyboard.press("Control+A")
         self.page.keyboard.type(text)
         self.page.keyboard.press("Enter")
@@ -146,6 +151,7 @@ class ExplorerDriver:
         track = slider.locator(".noUi-base").bounding_box()
         y = handle["y"] + handle["height"] / 2
         self.page.mouse.move(handle["x"] + handle["width"] / 2, y)
+        self.started = time.perf_counter()
         self.page.mouse.down()
         self.page.mouse.move(track["x"] + track["width"] * fraction, y, steps=6)
         self.page.mouse.up()
@@ -188,6 +194,7 @@ class ExplorerDriver:
         if select.count():
             labels = select.locator("option").all_inner_texts()   # ipywidgets shows spaces as U+00A0
             other = next(text for text in labels if text.replace("\xa0", " ").strip() != start)
+            self.started = time.perf_counter()
             select.select_option(label=other)
             self.expect_redraw(before, f"choosing {other.strip()} in {label}")
         else:
@@ -207,6 +214,7 @@ class ExplorerDriver:
         current = select.evaluate("s => s.options[s.selectedIndex].text")
         other = next(o for o in select.locator("option").all_inner_texts() if o.strip() != current.strip())
         before = self.src()
+        self.started = time.perf_counter()
         select.select_option(label=other)
         self.expect_redraw(before, f"choosing {other} in {label}")
 
@@ -236,7 +244,11 @@ def test_every_explorer_responds_in_jupyterlab(lesson, solution_page, record_pro
     assert not notebook.stderr_outputs(), f"Run All printed errors: {notebook.stderr_outputs()}"
     boxes = notebook.explorers(explore_calls(solution_path(lesson)))
     for number, box in enumerate(boxes, 1):
-        ExplorerDriver(notebook, box, lesson, number).drive_all()
+        driver = ExplorerDriver(notebook, box, lesson, number)
+        driver.drive_all()
+        milliseconds = sorted(1000 * seconds for _, seconds in driver.timings)
+        record_property("browser_redraw_ms", (driver.name, milliseconds[len(milliseconds) // 2], milliseconds[-1],
+                                              len(milliseconds)))
     assert not notebook.page_errors, f"JavaScript errors in the page: {notebook.page_errors}"
     notebook.close()
 
