@@ -13,6 +13,9 @@ EXERCISES = {
             "sum over the wrong axis": ("def dot_scores(q, K):\n    return (q * K).sum(axis=0)", "shape"),
             "negative distance": ("def dot_scores(q, K):\n    return -np.linalg.norm(q[..., None, :] - K, axis=-1)", None),
             "only one query": ("def dot_scores(q, K):\n    return K @ q", None),
+            "mean of the products instead of their sum": ("def dot_scores(q, K):\n    return (q @ K.T) / K.shape[1]",
+                                                          "divided by d"),
+            "uses the keys' global from the worked example": ("def dot_scores(q, K):\n    return q @ _K.T", None),
         },
         "right": {
             "einsum": "def dot_scores(q, K):\n    return np.einsum('...d,nd->...n', q, K)",
@@ -26,12 +29,18 @@ EXERCISES = {
     },
     "hard-lookup": {
         "wrong": {
-            "argmin": ("def hard_lookup(q, K, V):\n    return V[np.argmin(K @ q)]", "argmax, not argmin"),
+            "argmin": ("def hard_lookup(q, K, V):\n    return V[np.argmin(K @ q)]", "largest score, not the smallest"),
             "returns the key": ("def hard_lookup(q, K, V):\n    return K[np.argmax(K @ q)]", "return the value row"),
             "returns the index": ("def hard_lookup(q, K, V):\n    return np.argmax(K @ q)", "not the index"),
             "returns the score": ("def hard_lookup(q, K, V):\n    return np.max(K @ q)", "not the index or the score"),
             "largest value instead of best key": ("def hard_lookup(q, K, V):\n    return V[np.argmax(V.sum(1))]", None),
             "cosine ranking": ("def hard_lookup(q, K, V):\n    return V[np.argmax(K @ q / np.linalg.norm(K, axis=1))]", None),
+            "column of V instead of row": ("def hard_lookup(q, K, V):\n    return V[:, np.argmax(K @ q)]", "column i of V"),
+            "returns (value, index)": ("def hard_lookup(q, K, V):\n    i = np.argmax(K @ q)\n    return V[i], i",
+                                       "not a pair"),
+            "returns (index, value)": ("def hard_lookup(q, K, V):\n    i = np.argmax(K @ q)\n    return i, V[i]",
+                                       "not a pair"),
+            "largest |score|": ("def hard_lookup(q, K, V):\n    return V[np.argmax(np.abs(K @ q))]", None),
         },
         "right": {
             "loop": "def hard_lookup(q, K, V):\n    best, best_score = 0, -np.inf\n    for i, k in enumerate(K):\n"
@@ -54,7 +63,14 @@ EXERCISES = {
             "unweighted sum": ("def soft_lookup(q, K, V):\n    w = np.exp(K @ q) / np.exp(K @ q).sum()\n"
                                "    return V.sum(0), w", None),
             "returns the weights first": ("def soft_lookup(q, K, V):\n    w = np.exp(K @ q) / np.exp(K @ q).sum()\n"
-                                          "    return w, w @ V", None),
+                                          "    return w, w @ V", "wrong order"),
+            "returns only the output": ("def soft_lookup(q, K, V):\n    w = np.exp(K @ q) / np.exp(K @ q).sum()\n"
+                                        "    return w @ V", "pair (output, weights)"),
+            "returns the raw scores as weights": ("def soft_lookup(q, K, V):\n    s = K @ q\n"
+                                                  "    w = np.exp(s) / np.exp(s).sum()\n    return w @ V, s", "sum to 1"),
+            "blends the keys (caught where d_v = d)": ("def soft_lookup(q, K, V):\n    w = np.exp(K @ q) / np.exp(K @ q).sum()\n"
+                                                       "    return (w @ K if K.shape[1] == V.shape[1] else w @ V), w",
+                                                       "blend the values"),
         },
         "right": {
             "max subtracted (stable)": "def soft_lookup(q, K, V):\n    s = K @ q\n    e = np.exp(s - s.max())\n"
@@ -65,6 +81,9 @@ EXERCISES = {
                                "    w = np.exp(s) / np.exp(s).sum()\n    return np.einsum('n,nv->v', w, V), w.astype(np.float64)",
             "torch": "def soft_lookup(q, K, V):\n    w = torch.softmax(torch.as_tensor(K) @ torch.as_tensor(q), 0)\n"
                      "    return (w @ torch.as_tensor(V)).numpy(), w.numpy()",
+            "returns a list": "def soft_lookup(q, K, V):\n    w = np.exp(K @ q) / np.exp(K @ q).sum()\n    return [w @ V, w]",
+            "with dot_scores": "def soft_lookup(q, K, V):\n    s = dot_scores(q, K)\n    w = np.exp(s) / np.sum(np.exp(s))\n"
+                               "    return V.T @ w, w",
         },
     },
     "quiz-dot-value": quiz("q1_answer", right=[32, 32.0], wrong=[21, 4, "32"]),

@@ -20,6 +20,16 @@ EXERCISES = {
             "d_k from a global": (S + "    return Q @ np.swapaxes(K, -1, -2) / np.sqrt(8)", None),
             "divides by d_k / 2": (S + "    return Q @ np.swapaxes(K, -1, -2) / (Q.shape[-1] / 2)", None),
             "returns None": (S + "    Q @ np.swapaxes(K, -1, -2) / np.sqrt(Q.shape[-1])", "return"),
+            "d_k from a notebook variable that does not exist": (S + "    return Q @ np.swapaxes(K, -1, -2) / np.sqrt(d_k)",
+                                                                 "d_k"),
+            "divides by sqrt of the number of queries": (S + "    return Q @ np.swapaxes(K, -1, -2) / np.sqrt(Q.shape[-2])",
+                                                         "√T_q"),
+            "swaps the first and last axes": (S + "    return Q @ np.swapaxes(K, 0, -1) / np.sqrt(Q.shape[-1])",
+                                              "swap only the last two"),
+            "loops over the first axis only": (S + "    return np.stack([q @ k.T for q, k in zip(Q, K)]) / np.sqrt(Q.shape[-1])",
+                                               "shape"),
+            "scales only the first batch entry": (S + "    out = Q @ np.swapaxes(K, -1, -2)\n"
+                                                  "    out[..., :1, :] /= np.sqrt(Q.shape[-1])\n    return out", None),
         },
         "right": {
             "einsum": S + "    return np.einsum('...qd,...kd->...qk', Q, K) / np.sqrt(Q.shape[-1])",
