@@ -78,6 +78,12 @@ EXERCISES = {
                 "set to 0 instead of -inf"),
             "returns (weights, output)": (attention("    w = softmax(scores)\n    return w, w @ V"), "wrong way round"),
             "returns only the output": (attention("    w = softmax(scores)\n    return w @ V"), "tuple"),
+            "divides by √T_q (Q.shape[-2])": (attention("    w = softmax(scores)\n    return w @ V, w",
+                                                         scores="    scores = Q @ np.swapaxes(K, -1, -2) / np.sqrt(Q.shape[-2])\n"),
+                                               "√T_q"),
+            "averages the keys instead of the values": (attention("    w = softmax(scores)\n    return w @ K, w"),
+                                                        "not times K"),
+            "mask ignored": (attention("    w = softmax(scores)\n    return w @ V, w"), "mask was ignored"),
         },
         "right": {
             "-1e30 fill, then zero the empty rows": attention(
@@ -95,6 +101,18 @@ EXERCISES = {
                                  "    if mask is not None:\n        s = s.masked_fill(~torch.as_tensor(np.asarray(mask)), float('-inf'))\n"
                                  "    w = torch.softmax(s, dim=-1).nan_to_num(0.0)\n"
                                  "    return (w @ v).numpy(), w.numpy()",
+            "-inf, then NaN rows replaced by 0": attention(
+                "    if mask is not None:\n        scores = np.where(mask, scores, -np.inf)\n"
+                "    w = np.nan_to_num(softmax(scores))\n    return w @ V, w"),
+            # one mistake costs points once: a broken softmax from exercise 4.1 does not cost points here
+            # (the checks call scaled_dot_product_attention with a reference softmax). Leaves the broken
+            # softmax in the kernel, so it stays the last variant of this exercise.
+            "correct, next to a broken softmax from 4.1": SM + "    return np.exp(x) / np.exp(x).sum()\n" + attention(
+                "    if mask is not None:\n        m = np.broadcast_to(mask, scores.shape)\n"
+                "        empty = ~m.any(-1, keepdims=True)\n"
+                "        scores = np.where(empty, 0.0, np.where(m, scores, -np.inf))\n"
+                "        return np.where(empty, 0.0, softmax(scores)) @ V, np.where(empty, 0.0, softmax(scores))\n"
+                "    w = softmax(scores)\n    return w @ V, w"),
         },
     },
     "quiz-softmax-axis": quiz("q1_answer", right=["b", "B", " b "], wrong=["a", "c", "d"]),

@@ -28,6 +28,8 @@ EXERCISES = {
             "only one sequence": ("def project_qkv(X, W_Q, W_K, W_V):\n"
                                   "    f = lambda W: np.einsum('td,dk->tk', X, W)\n    return f(W_Q), f(W_K), f(W_V)", None),
             "returns None": ("def project_qkv(X, W_Q, W_K, W_V):\n    Q, K, V = X @ W_Q, X @ W_K, X @ W_V", None),
+            "returns (V, K, Q)": ("def project_qkv(X, W_Q, W_K, W_V):\n    return X @ W_V, X @ W_K, X @ W_Q",
+                                  "order (Q, K, V)"),
         },
         "right": {
             "einsum": "def project_qkv(X, W_Q, W_K, W_V):\n"
@@ -53,7 +55,14 @@ EXERCISES = {
             "K Q^T instead of Q K^T": (_SA + "    w = softmax(K @ np.swapaxes(Q, -1, -2) / np.sqrt(Q.shape[-1]))\n"
                                        "    return w @ V, w", "K Q^T"),
             "naive softmax overflows": (_SA + "    e = np.exp(Q @ np.swapaxes(K, -1, -2) / np.sqrt(Q.shape[-1]))\n"
-                                        "    w = e / e.sum(axis=-1, keepdims=True)\n    return w @ V, w", "overflows"),
+                                        "    w = e / e.sum(axis=-1, keepdims=True)\n    return w @ V, w", "large scores"),
+            "the notebook's global d_k": (_SA + "    w = softmax(Q @ np.swapaxes(K, -1, -2) / np.sqrt(d_k))\n"
+                                          "    return w @ V, w", "notebook's variable d_k"),
+            "returns (weights, output)": (_SA + "    w = softmax(Q @ np.swapaxes(K, -1, -2) / np.sqrt(Q.shape[-1]))\n"
+                                          "    return w, w @ V", "wrong way round"),
+            "averages the keys instead of the values": (
+                _SA + "    w = softmax(Q @ np.swapaxes(K, -1, -2) / np.sqrt(Q.shape[-1]))\n    return w @ K, w",
+                "not times K"),
             "output uses weights.T": (_SA + "    w = softmax(Q @ np.swapaxes(K, -1, -2) / np.sqrt(Q.shape[-1]))\n"
                                       "    return np.swapaxes(w, -1, -2) @ V, w", "output on the worked example"),
         },
@@ -70,6 +79,12 @@ EXERCISES = {
                                "    return (w @ V).astype(np.float64), w.astype(np.float64)",
             "scale the queries first": _SA + "    w = softmax((Q / np.sqrt(Q.shape[-1])) @ np.swapaxes(K, -1, -2))\n"
                                         "    return w @ V, w",
+            # one mistake costs points once: a broken project_qkv from exercise 5.1 does not cost points here
+            # (the checks call self_attention with a reference project_qkv). Leaves the broken project_qkv
+            # in the kernel, so it stays the last variant of this exercise.
+            "correct, next to a broken project_qkv from 5.1":
+                "def project_qkv(X, W_Q, W_K, W_V):\n    return X @ W_K, X @ W_Q, X @ W_Q\n"
+                + _SA + "    w = softmax(Q @ np.swapaxes(K, -1, -2) / np.sqrt(Q.shape[-1]))\n    return w @ V, w",
         },
     },
     "self-attention-module": {
@@ -89,6 +104,20 @@ EXERCISES = {
                                         "        w = torch.softmax(s, dim=-1)\n        return w @ v, w\n"), "no gradient reaches"),
             "values not projected": (_module("        w = torch.softmax(q @ k.transpose(-2, -1) / self.d_k ** 0.5, dim=-1)\n"
                                              "        return w @ x, w\n"), "shape"),
+            "d_v=None not handled": (_module("        w = torch.softmax(q @ k.transpose(-2, -1) / self.d_k ** 0.5, dim=-1)\n"
+                                             "        return w @ v, w\n",
+                                             init=_MOD_INIT.replace("        d_v = d_k if d_v is None else d_v\n", "")),
+                                     "d_v=None (the default) must mean d_v = d_k"),
+            "d_v defaults to d_model": (_module("        w = torch.softmax(q @ k.transpose(-2, -1) / self.d_k ** 0.5, dim=-1)\n"
+                                                "        return w @ v, w\n",
+                                                init=_MOD_INIT.replace("d_v = d_k if d_v is None", "d_v = d_model if d_v is None")),
+                                        "d_v = d_k"),
+            "the notebook's global d_k": (_module("        w = torch.softmax(q @ k.transpose(-2, -1) / d_k ** 0.5, dim=-1)\n"
+                                                  "        return w @ v, w\n"), "notebook's variable d_k"),
+            "returns (weights, output)": (_module("        w = torch.softmax(q @ k.transpose(-2, -1) / self.d_k ** 0.5, dim=-1)\n"
+                                                  "        return w, w @ v\n"), "wrong way round"),
+            "batched input only (transpose(1, 2))": (_module(
+                "        w = torch.softmax(q @ k.transpose(1, 2) / self.d_k ** 0.5, dim=-1)\n        return w @ v, w\n"), None),
         },
         "right": {
             "einsum": _module("        s = torch.einsum('...qd,...kd->...qk', q, k) / math.sqrt(k.shape[-1])\n"
@@ -97,6 +126,9 @@ EXERCISES = {
             "torch's scaled_dot_product_attention for the output":
                 _module("        w = torch.softmax(q @ k.transpose(-2, -1) / self.d_k ** 0.5, dim=-1)\n"
                         "        return torch.nn.functional.scaled_dot_product_attention(q, k, v), w\n"),
+            "d_v or d_k, and F.softmax": _module(
+                "        w = torch.nn.functional.softmax(q @ k.mT / self.d_k ** 0.5, dim=-1)\n        return w @ v, w\n",
+                init=_MOD_INIT.replace("d_v = d_k if d_v is None else d_v", "d_v = d_v or d_k")),
             "scale stored as a buffer": _module(
                 "        w = torch.softmax(q @ k.transpose(-2, -1) * self.scale, dim=-1)\n        return w @ v, w\n",
                 init=_MOD_INIT + "        self.register_buffer('scale', torch.tensor(d_k ** -0.5))\n"),
