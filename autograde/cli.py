@@ -245,7 +245,9 @@ def replace_dir(src, dest):
 
 
 def main(argv=None):
+    import warnings
     import nbformat
+    warnings.filterwarnings("ignore", message=".*not in session.*")     # nbgrader's add_submission, harmless
     args = parse_args(sys.argv[1:] if argv is None else argv)
     os.environ["PATH"] = nbgrader_env()["PATH"]       # nbgrader runs `alembic` from PATH
     say = (lambda *a: None) if args.quiet else (lambda *a: print(*a, file=sys.stderr, flush=True))

@@ -139,7 +139,20 @@ def refresh_feedback(job):
     return {"student": job["student"], "ok": True, "feedback": pages}
 
 
+def die_with_parent():
+    """Linux: the kernel kills this worker (and so its sandboxes) when the grading command dies, even by kill -9."""
+    try:
+        import ctypes
+        import signal
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)    # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
+    if os.getppid() == 1:
+        sys.exit(1)
+
+
 def main():
+    die_with_parent()
     os.umask(0o022)
     import nbgrader.converters  # noqa: F401  (import once, before the first job)
     from . import execute  # noqa: F401
