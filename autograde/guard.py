@@ -151,16 +151,23 @@ def __autograde_guard(fd, aliases, builtin_names, packages, helpers):
     inspecting = {"gc.get_objects", "gc.get_referrers", "gc.get_referents", "sys.settrace", "sys.setprofile",
                   "ctypes.dlopen", "ctypes.dlsym", "ctypes.addressof", "ctypes.cdata", "ctypes.cdata/buffer",
                   "ctypes.string_at", "ctypes.wstring_at", "ctypes.set_errno", "sys._current_frames",
-                  "cpython.PyInterpreterState_Clear", "sys.addaudithook"}
+                  "cpython.PyInterpreterState_Clear", "sys.addaudithook", "subprocess.Popen", "os.system",
+                  "os.fork", "os.forkpty", "os.posix_spawn", "os.exec", "os.spawn", "pty.spawn", "os.kill",
+                  "os.killpg", "socket.connect"}
+    plumbing = ("subprocess", "os", "pty", "shutil", "multiprocessing", "concurrent", "asyncio", "threading",
+                "ctypes", "gc", "socket", "selectors", "signal", "platform")
+    starts = {"subprocess.Popen", "os.system", "os.fork", "os.forkpty", "os.posix_spawn", "os.exec", "os.spawn",
+              "pty.spawn"}
     marker = "# autograde integrity check "
 
     def student_frames():
+        """True when the first caller outside the standard plumbing is the notebook's own code."""
         f = _getframe(2)
         depth = 0
         while f is not None and depth < 30:
-            fn = f.f_code.co_filename
-            if "ipykernel_" in fn or fn.startswith("<ipython-input"):
-                return True
+            name = f.f_globals.get("__name__", "") or ""
+            if name.split(".")[0] not in plumbing:
+                return name == "__main__"
             f = f.f_back
             depth += 1
         return False
@@ -168,7 +175,7 @@ def __autograde_guard(fd, aliases, builtin_names, packages, helpers):
     def library_caller(mod):
         """True when the code setting the attribute belongs to the same package (a library at import)."""
         try:
-            caller = _getframe(3).f_globals.get("__name__", "") or ""
+            caller = _getframe(2).f_globals.get("__name__", "") or ""
         except ValueError:
             return False
         return caller.split(".")[0] == mod.split(".")[0]
@@ -205,7 +212,11 @@ def __autograde_guard(fd, aliases, builtin_names, packages, helpers):
             busy[0] = True
             try:
                 if student_frames():
-                    emit("violation", what=f"{event}")
+                    detail = ""
+                    if event in ("subprocess.Popen", "os.system", "os.posix_spawn", "os.exec", "os.spawn"):
+                        detail = ": " + _str(args[1] if event != "os.system" and _len(args) > 1 else args[0])[:60]
+                    what = ("started a process" if event in starts else event) + detail
+                    emit("violation", what=what)
             finally:
                 busy[0] = False
 
