@@ -257,6 +257,11 @@ def main(argv=None):
     if not notebooks:
         raise SystemExit(f"lesson {lesson!r} has no released notebook in {course.release / lesson}: "
                          f"run `make release` first")
+    phases, t0 = {}, time.perf_counter()
+
+    def phase(name, since):
+        phases[name] = round(phases.get(name, 0.0) + time.perf_counter() - since, 3)
+        return time.perf_counter()
     limits = limits_from(args)
     isolation, kind = isolation_of(args, limits)
     out = Path(args.out).resolve() if args.out else course.runs(lesson)
@@ -265,6 +270,7 @@ def main(argv=None):
     work = course.state / "work"
     work.mkdir(parents=True, exist_ok=True)
 
+    t = phase("start", t0)
     # the gradebook: a fresh clone gets the lesson from the release; then a snapshot
     missing = gradebook.lesson_in_gradebook(course, lesson, notebooks)
     if missing:
@@ -273,6 +279,7 @@ def main(argv=None):
     snap, why = gradebook.snapshot(course)
     say(f"gradebook snapshot: {snap}" if snap else f"gradebook snapshot: none ({why})")
 
+    t = phase("gradebook set-up and snapshot", t)
     # collect
     roster = collect_step.read_roster(args.roster) if args.roster else None
     if args.submissions == "exchange":
@@ -281,6 +288,7 @@ def main(argv=None):
         entries = collect_step.collect_folder(course, lesson, args.submissions, roster)
     students = sorted({e.student for e in entries if (course.submitted / e.student / lesson).is_dir()})
 
+    t = phase("collect", t)
     released = {nb: nbformat.read(str(course.release / lesson / f"{nb}.ipynb"), as_version=4) for nb in notebooks}
     solutions = [nbformat.read(str(p), as_version=4) for p in sorted((course.source / lesson).glob("*.ipynb"))]
     protected = set()
@@ -351,9 +359,14 @@ def main(argv=None):
                      "log": str(out / "logs" / f"{student}.log"), "limits": asdict(limits), "sandbox": kind,
                      "aliases": aliases, "builtin_names": builtin_names, "cell_timeout": args.cell_timeout})
 
+    t = phase("repair and scan", t)
+    worker_phases = {}
+
     # grade the new or changed submissions on long-lived workers; commit each student at once
     def on_result(job, res):
         student = job["student"]
+        for key, value in (res.get("phases") or {}).items():
+            worker_phases[key] = round(worker_phases.get(key, 0.0) + value, 3)
         rec = results[student]
         rec["flags"] = list(dict.fromkeys(rec["flags"] + res.get("flags", [])))
         rec["seconds"] = res.get("seconds", 0.0)
@@ -361,6 +374,7 @@ def main(argv=None):
         if job["kind"] == "feedback":
             return
         if res.get("ok"):
+            c0 = time.perf_counter()
             gradebook.commit(course, lesson, student, res["results"])          # one transaction
             replace_dir(Path(res["autograded"]), course.autograded / student / lesson)
             pages = res.get("feedback") or []
@@ -369,6 +383,7 @@ def main(argv=None):
                 replace_dir(Path(pages[0]).parent, fb_dest)
                 shutil.copy(fb_dest / Path(pages[0]).name, out / "feedback" / f"{student}.html")
             rec.update(status="graded", reason="", feedback_print=res.get("feedback_print"))
+            phase("commit (in the grading phase)", c0)
         else:
             rec.update(status="failed", reason=res.get("reason") or "unknown", trace=res.get("trace", ""))
         write_json(out / "results" / f"{student}.json", rec)
@@ -382,6 +397,7 @@ def main(argv=None):
         say(f"grading {len(jobs)} submission(s) of {lesson} on {min(args.workers, len(jobs))} worker(s); "
             f"isolation: {isolation}")
         run_jobs(jobs, args.workers, args.timeout, out / "logs", on_result, progress)
+    t = phase("grading (workers)", t)
     for student, res in results.items():
         if res["status"] == "failed":
             write_json(out / "results" / f"{student}.json", res)
@@ -408,11 +424,16 @@ def main(argv=None):
         if results[s]["status"] == "failed":
             (out / "feedback" / f"{s}.html").write_text(failure_page(s, lesson, results[s]["reason"]))
     shutil.rmtree(work / "students", ignore_errors=True)
+    t = phase("feedback refresh", t)
 
     # report
     columns = report.graded_cells([released[nb] for nb in notebooks])
     rows = report.rows_for(entries, results, scores, columns, reviewed)
     report.write(out, lesson, columns, rows, isolation)
+    phase("report", t)
+    phases["total"] = round(time.perf_counter() - t0, 3)
+    write_json(out / "timings.json", {"phases": phases, "worker_phases_summed": worker_phases,
+                                      "graded": len(jobs), "workers": args.workers, "isolation": kind})
     if not args.quiet:
         print((out / "summary.txt").read_text())
         print(f"wrote {out / 'grades.csv'}, {out / 'summary.txt'}, {out / 'summary.png'} and {out / 'feedback'}/")

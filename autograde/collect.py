@@ -30,6 +30,7 @@ class Entry:
     notes: list = field(default_factory=list)
     flags: list = field(default_factory=list)
     order: tuple = ()            # (attempt time, name): the latest file of a student wins
+    own_name: str = ""           # the file's name without the student and attempt parts (notes.txt)
 
 
 def read_roster(path):
@@ -103,7 +104,9 @@ def parse_name(name, notebooks, roster):
     if not target and name.endswith(".ipynb"):
         target = "?"                                  # a notebook under another name: decided per student
     stamp = ATTEMPT.search(rest)
-    entry = Entry(file=name, student=student, target=target, order=(stamp.group(1) if stamp else "", name))
+    own = re.sub(r"^attempt_[^_]*(_|$)", "", rest) or rest
+    entry = Entry(file=name, student=student, target=target, order=(stamp.group(1) if stamp else "", name),
+                  own_name=own)
     if flag:
         entry.flags.append(flag)
     return entry
@@ -150,8 +153,8 @@ def collect_folder(course, lesson, folder, roster=None):
             if not entry.target:
                 entry.status = ("extra file (copied beside the notebook)" if chosen
                                 else "")           # no notebook: the student's failure shows on this row
-                if not entry.file.endswith(".ipynb"):
-                    _write(dest / Path(entry.file).name, content[id(entry)])
+                if not entry.file.endswith(".ipynb") and entry.own_name not in ("timestamp.txt", ""):
+                    _write(dest / Path(entry.own_name).name, content[id(entry)])
         stamps = [e.order[0] for e in chosen.values() if e.order[0]]
         if stamps:
             _write(dest / "timestamp.txt", _timestamp(max(stamps)).encode())

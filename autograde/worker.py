@@ -83,6 +83,7 @@ def grade(job):
         converter.force = True
         converter.log.addHandler(handler)
         converter.log.setLevel("INFO")
+        t_conv = time.monotonic()
         try:
             converter.start()
         except BaseException as err:       # nbgrader raises after logging what went wrong
@@ -92,6 +93,7 @@ def grade(job):
     finally:
         os.chdir(cwd)
         handler.close()
+    phases = {"autograde (sanitize, kernel, cells, save)": time.monotonic() - t_conv}
     reports = list(SandboxExecute.reports)
     log = Path(job["log"]).read_text(errors="replace")
     result = {"student": student, "ok": False, "reason": "", "limit": "", "flags": [], "reports": reports}
@@ -113,17 +115,21 @@ def grade(job):
     else:
         result["ok"] = True
         result["results"] = gradebook.read_results(job["db"], lesson, student)
+        t_fb = time.monotonic()
         try:
             result["feedback"] = feedback.generate(config, course.root, lesson, student, Path(job["autograded"]),
                                                    Path(job["feedback"]), f"sqlite:///{job['db']}")
         except Exception as err:       # noqa: BLE001 - a feedback page is not worth a grade
             result["feedback"], result["feedback_error"] = [], f"{type(err).__name__}: {err}"
+        phases["feedback"] = time.monotonic() - t_fb
         _, prints = gradebook.read_scores(SimpleNamespace(db_url=f"sqlite:///{job['db']}", course_id=course.course_id),
                                           lesson, [student])
         result["feedback_print"] = prints.get(student)
     if result["limit"] and not result["reason"]:
         result["reason"] = result["limit"]
     result["seconds"] = round(time.monotonic() - start, 2)
+    phases["other (db copy, results)"] = result["seconds"] - sum(phases.values())
+    result["phases"] = {k: round(v, 3) for k, v in phases.items()}
     result["autograded"] = str(autograded)
     return result
 
