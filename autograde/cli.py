@@ -178,8 +178,24 @@ class Worker:
         self.stderr.close()
 
 
-def run_jobs(jobs, workers, cap, log_dir, on_result, progress):
+class Pool:
+    """Workers started ahead of time, so that their imports overlap with the command's own set-up."""
+
+    def __init__(self, count, log_dir):
+        self.idle = [Worker(i, log_dir) for i in range(count)]
+
+    def take(self, index, log_dir):
+        return self.idle.pop() if self.idle else Worker(index, log_dir)
+
+    def close(self):
+        for worker in self.idle:
+            worker.close()
+        self.idle = []
+
+
+def run_jobs(jobs, workers, cap, log_dir, on_result, progress, pool=None):
     """Grade `jobs` on `workers` long-lived workers; on_result(job, result) runs in this thread."""
+    pool = pool or Pool(0, log_dir)
     todo = queue.Queue()
     for job in jobs:
         todo.put(job)
@@ -198,7 +214,7 @@ def run_jobs(jobs, workers, cap, log_dir, on_result, progress):
             raise
 
     def work(index):
-        worker = Worker(index, log_dir)
+        worker = pool.take(index, log_dir)
         try:
             while True:
                 try:
@@ -206,7 +222,7 @@ def run_jobs(jobs, workers, cap, log_dir, on_result, progress):
                 except queue.Empty:
                     return
                 start = time.monotonic()
-                result = worker.ask(job, cap + (0 if worker.ready else 0))
+                result = worker.ask(job, cap)
                 if result is None:
                     seconds = time.monotonic() - start
                     reason = f"timed out after {cap:g} s" if seconds >= cap - 1 else "the grading worker died"
@@ -287,6 +303,8 @@ def main(argv=None):
     else:
         entries = collect_step.collect_folder(course, lesson, args.submissions, roster)
     students = sorted({e.student for e in entries if (course.submitted / e.student / lesson).is_dir()})
+    likely = [s for s in students if args.force or not (out / "results" / f"{s}.json").exists()]
+    pool = Pool(min(args.workers, len(likely)), out / "logs")      # their imports overlap with the repairs
 
     t = phase("collect", t)
     released = {nb: nbformat.read(str(course.release / lesson / f"{nb}.ipynb"), as_version=4) for nb in notebooks}
@@ -393,10 +411,18 @@ def main(argv=None):
         say(f"[{n}/{total}] {job['student']}: {what} ({res.get('seconds', 0):.1f} s)")
 
     if jobs:
-        gradebook.make_template(course, lesson, work / f"template-{lesson}.db")
+        template = work / f"template-{lesson}-{fingerprint[:16]}.db"
+        if not template.exists():                      # the lesson's definition only: reused while unchanged
+            for old in work.glob(f"template-{lesson}-*.db"):
+                old.unlink()
+            gradebook.make_template(course, lesson, work / "template.tmp")
+            (work / "template.tmp").replace(template)
+        for job in jobs:
+            job["template"] = str(template)
         say(f"grading {len(jobs)} submission(s) of {lesson} on {min(args.workers, len(jobs))} worker(s); "
             f"isolation: {isolation}")
-        run_jobs(jobs, args.workers, args.timeout, out / "logs", on_result, progress)
+        run_jobs(jobs, args.workers, args.timeout, out / "logs", on_result, progress, pool)
+    pool.close()
     t = phase("grading (workers)", t)
     for student, res in results.items():
         if res["status"] == "failed":

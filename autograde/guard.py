@@ -76,6 +76,13 @@ def __autograde_guard(fd, aliases, builtin_names, packages, helpers):
                 if (private or not k.startswith("_")) and k not in volatile and not _isinstance(v, _module_type)}
 
     snapshot = {n: watched_names(n, m) for n, m in modules.items()}
+    classes = {}                              # classes the tests can reach, with their bases (type.__setattr__ is not audited)
+    for n, m in modules.items():
+        for v in _list(m.__dict__.values()):
+            if _isinstance(v, _type) and protected(_getattr(v, "__module__", None)):
+                for c in v.__mro__:
+                    if protected(_getattr(c, "__module__", None)) and _id(c) not in classes:
+                        classes[_id(c)] = (c, {k: _id(x) for k, x in _list(_dict_items(_dict(c.__dict__)))})
     module_ids = {n: _id(m) for n, m in modules.items()}
     alias_ids = {a: _id(_modules_dict.get(m)) for a, m in aliases.items() if _modules_dict.get(m) is not None}
     builtins_module = builtins
@@ -116,10 +123,16 @@ def __autograde_guard(fd, aliases, builtin_names, packages, helpers):
             changed = _sorted(k for k, i in _list(_dict_items(before)) if k not in now or _id(now[k]) != i)
             if changed:
                 problems.append(f"{n}: rebinds {', '.join(changed[:5])}" + (" ..." if _len(changed) > 5 else ""))
-            if _id(_modules_dict.get(n)) != module_ids[n]:
+            if _id(_modules_dict.get(n)) != module_ids[n] and n in _modules_dict:
                 problems.append(f"sys.modules[{n!r}] replaced")
             if n in originals and _type(m) is not GuardedModule:
                 problems.append(f"{n}: the integrity wrapper was removed")
+        for c, before in _list(classes.values()):
+            now = _dict(c.__dict__)
+            changed = _sorted(k for k, i in _list(_dict_items(before)) if k not in now or _id(now[k]) != i)
+            changed += _sorted(k for k in now if k not in before and not k.startswith("_abc"))
+            if changed:
+                problems.append(f"class {c.__module__}.{c.__qualname__}: patches {', '.join(changed[:5])}")
         for a, mid in alias_ids.items():
             if a in user_ns and _id(user_ns[a]) != mid:
                 problems.append(f"the notebook's {a!r} is not the module {aliases[a]}")
