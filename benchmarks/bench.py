@@ -371,9 +371,9 @@ def bench_grading(lesson, count, workers, timeout, log):
                        capture_output=True, text=True)
         submissions = synthetic_submissions(stock_course, lesson, count)
         copies = {}
-        for name in ("course", "nosandbox"):              # fresh clones: the committed release, no gradebook
-            copies[name] = copy_course(Path(folder) / name, lesson)
-            shutil.copytree(stock_course / "notebooks" / lesson, copies[name] / "notebooks" / lesson)
+        for name in ("course", "nosandbox"):              # released like the stock course (gradebook included)
+            copies[name] = Path(folder) / name
+            shutil.copytree(stock_course, copies[name])
         for student, nb in submissions.items():
             target = state_dir(stock_course) / "submitted" / student / lesson
             target.mkdir(parents=True)
