@@ -159,7 +159,7 @@ def command(kernel_cmd, scratch, ipc_dir, limits, uid=None, extra_ro=(), guard_f
         cmd += ["--setenv", key, value]
     real_uid = uid if uid is not None else os.getuid()
     nproc = limits.processes + (64 if uid is not None else user_processes(real_uid) + 64)
-    cmd += ["--", "/usr/bin/prlimit", f"--data={limits.memory}", f"--cpu={limits.cpu}", f"--nproc={nproc}",
+    cmd += ["--", "/usr/bin/prlimit", f"--data={limits.memory}", f"--cpu={limits.cpu}:{limits.cpu + 10}", f"--nproc={nproc}",
             f"--fsize={limits.file_size}", f"--nofile={limits.open_files}", "--core=0", "--"]
     if uid is not None:
         cmd += ["/usr/bin/setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups", "--inh-caps=-all",
