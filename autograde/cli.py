@@ -411,6 +411,9 @@ def main(argv=None):
         say(f"[{n}/{total}] {job['student']}: {what} ({res.get('seconds', 0):.1f} s)")
 
     if jobs:
+        manual = gradebook.read_manual(course, lesson, [j["student"] for j in jobs])
+        for job in jobs:
+            job["manual"] = manual.get(job["student"])
         template = work / f"template-{lesson}-{fingerprint[:16]}.db"
         if not template.exists():                      # the lesson's definition only: reused while unchanged
             for old in work.glob(f"template-{lesson}-*.db"):

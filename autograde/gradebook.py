@@ -195,3 +195,38 @@ def read_scores(course, lesson, students):
             scores[student] = cells
             prints[student] = h.hexdigest()
     return scores, prints
+
+
+def read_manual(course, lesson, students):
+    """Hand-given points and comments already in the gradebook: {student: {notebook: {...}}}."""
+    from nbgrader.api import Gradebook, MissingEntry
+    out = {}
+    with Gradebook(course.db_url, course.course_id) as gb:
+        for student in students:
+            try:
+                sub = gb.find_submission(lesson, student)
+            except MissingEntry:
+                continue
+            nbs = {}
+            for nb in sub.notebooks:
+                grades = {g.name: [g.manual_score, g.extra_credit] for g in nb.grades
+                          if g.manual_score is not None or g.extra_credit is not None}
+                comments = {c.name: c.manual_comment for c in nb.comments if c.manual_comment}
+                if grades or comments:
+                    nbs[nb.name] = {"grades": grades, "comments": comments}
+            if nbs:
+                out[student] = nbs
+    return out
+
+
+def apply_manual(db_path, lesson, student, manual):
+    """Put hand-given points into a worker's private gradebook, so its feedback page shows them."""
+    from nbgrader.api import Gradebook
+    with Gradebook(f"sqlite:///{db_path}") as gb, transaction(gb):
+        for nb_name, nb in manual.items():
+            for name, (score, extra) in nb.get("grades", {}).items():
+                grade = gb.find_grade(name, nb_name, lesson, student)
+                grade.manual_score, grade.extra_credit = score, extra
+                grade.needs_manual_grade = grade.manual_score is not None or grade.auto_score is None
+            for name, text in nb.get("comments", {}).items():
+                gb.find_comment(name, nb_name, lesson, student).manual_comment = text

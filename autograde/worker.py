@@ -115,6 +115,8 @@ def grade(job):
     else:
         result["ok"] = True
         result["results"] = gradebook.read_results(job["db"], lesson, student)
+        if job.get("manual"):
+            gradebook.apply_manual(job["db"], lesson, student, job["manual"])
         t_fb = time.monotonic()
         try:
             result["feedback"] = feedback.generate(config, course.root, lesson, student, Path(job["autograded"]),

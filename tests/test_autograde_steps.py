@@ -91,9 +91,17 @@ def test_commit_keeps_hand_given_points(book):
         g = gb.find_grade("free", "L", "L", "ada")
         g.manual_score = 2.5
         gb.db.commit()
+    manual = gradebook.read_manual(book, "L", ["ada", "nobody"])
+    assert manual == {"ada": {"L": {"grades": {"free": [2.5, None]}, "comments": {}}}}
     gradebook.commit(book, "L", "ada", results(t=0.0))
     scores, prints = gradebook.read_scores(book, "L", ["ada", "nobody"])
     assert scores == {"ada": {"t": (0.0, 2.0), "free": (2.5, 3.0)}} and set(prints) == {"ada"}
+    # a worker's private copy with the same results and the hand-given points shows the same scores
+    copy = SimpleNamespace(db_url=f"sqlite:///{book.state / 'copy.db'}", course_id="default_course")
+    gradebook.make_template(book, "L", book.state / "copy.db")
+    gradebook.commit(copy, "L", "ada", results(t=0.0))
+    gradebook.apply_manual(book.state / "copy.db", "L", "ada", manual["ada"])
+    assert gradebook.read_scores(copy, "L", ["ada"])[1] == prints, "the feedback made by a worker is current"
 
 
 def test_commit_is_one_transaction(book, monkeypatch):
