@@ -168,7 +168,8 @@ def __autograde_guard(fd, aliases, builtin_names, packages, helpers):
                   "os.fork", "os.forkpty", "os.posix_spawn", "os.exec", "os.spawn", "pty.spawn", "os.kill",
                   "os.killpg", "socket.connect"}
     plumbing = ("subprocess", "os", "pty", "shutil", "multiprocessing", "concurrent", "asyncio", "threading",
-                "ctypes", "gc", "socket", "selectors", "signal", "platform")
+                "ctypes", "gc", "socket", "selectors", "signal", "platform", "dataclasses", "typing", "functools",
+                "abc", "enum", "importlib", "contextlib", "inspect", "copy", "types", "weakref", "collections")
     starts = {"subprocess.Popen", "os.system", "os.fork", "os.forkpty", "os.posix_spawn", "os.exec", "os.spawn",
               "pty.spawn"}
     marker = "# autograde integrity check "
@@ -184,14 +185,6 @@ def __autograde_guard(fd, aliases, builtin_names, packages, helpers):
             f = f.f_back
             depth += 1
         return False
-
-    def library_caller(mod):
-        """True when the code setting the attribute belongs to the same package (a library at import)."""
-        try:
-            caller = _getframe(2).f_globals.get("__name__", "") or ""
-        except ValueError:
-            return False
-        return caller.split(".")[0] == mod.split(".")[0]
 
     def hook(event, args):
         if busy[0]:
@@ -214,7 +207,7 @@ def __autograde_guard(fd, aliases, builtin_names, packages, helpers):
         if event in watched:
             target = args[0]
             mod = _getattr(target, "__module__", None) if _isinstance(target, (_type, _function_type)) else None
-            if protected(mod) and not library_caller(mod):
+            if protected(mod) and student_frames():
                 busy[0] = True
                 try:
                     emit("violation", what=f"sets {_getattr(target, '__qualname__', '?')}.{args[1]} ({mod})")
