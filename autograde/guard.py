@@ -76,6 +76,18 @@ def __autograde_guard(fd, aliases, builtin_names, packages, helpers):
                 if (private or not k.startswith("_")) and k not in volatile and not _isinstance(v, _module_type)}
 
     snapshot = {n: watched_names(n, m) for n, m in modules.items()}
+    values = {n: {k: m.__dict__[k] for k in snapshot[n]} for n, m in modules.items()}
+    homes = {}
+    for n in modules:
+        top = _modules_dict.get(n.split(".")[0])
+        homes[n] = os.path.dirname(_getattr(top, "__file__", None) or "/nonexistent/x")
+
+    def library_wrapper(n, old, new):
+        """The package wrapped its own function (torch._dynamo wraps torch.manual_seed when imported)."""
+        if _getattr(new, "__wrapped__", None) is not old:
+            return False
+        code = _getattr(new, "__code__", None)
+        return code is not None and code.co_filename.startswith(homes[n] + os.sep)
     classes = {}                              # classes the tests can reach, with their bases (type.__setattr__ is not audited)
     for n, m in modules.items():
         for v in _list(m.__dict__.values()):
@@ -121,6 +133,7 @@ def __autograde_guard(fd, aliases, builtin_names, packages, helpers):
             now = m.__dict__
             before = snapshot[n]
             changed = _sorted(k for k, i in _list(_dict_items(before)) if k not in now or _id(now[k]) != i)
+            changed = [k for k in changed if k not in now or not library_wrapper(n, values[n][k], now[k])]
             if changed:
                 problems.append(f"{n}: rebinds {', '.join(changed[:5])}" + (" ..." if _len(changed) > 5 else ""))
             if _id(_modules_dict.get(n)) != module_ids[n] and n in _modules_dict:
