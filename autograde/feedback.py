@@ -29,17 +29,35 @@ def hide_hidden_tests_class():
 
 
 _CLASS = None
+_EXPORTER = None
+
+
+def cached_exporter_class():
+    """nbconvert's HTML exporter, with one Jinja environment for the whole worker: the templates are
+    loaded and compiled once, not once per student (the configuration is the same for all)."""
+    from nbconvert.exporters import HTMLExporter
+
+    class CachedHTMLExporter(HTMLExporter):
+        shared = {}
+
+        def _create_environment(self):
+            key = (tuple(self.template_paths), self.template_name, repr(sorted(self.filters)))
+            if key not in CachedHTMLExporter.shared:
+                CachedHTMLExporter.shared[key] = super()._create_environment()
+            return CachedHTMLExporter.shared[key]
+    return CachedHTMLExporter
 
 
 def generate(config, root, lesson, student, autograded, feedback, db_url):
     """nbgrader GenerateFeedback for one student: autograded/<student>/<lesson>/ -> feedback/..."""
-    global _CLASS
+    global _CLASS, _EXPORTER
     from nbconvert.preprocessors import CSSHTMLHeaderPreprocessor
     from nbgrader.converters import GenerateFeedback
     from nbgrader.coursedir import CourseDirectory
     from nbgrader.preprocessors import GetGrades
     from traitlets.config import Config
     _CLASS = _CLASS or hide_hidden_tests_class()
+    _EXPORTER = _EXPORTER or cached_exporter_class()
     config = Config(config)
     config.merge(Config({"GenerateFeedback": {"preprocessors": [GetGrades, CSSHTMLHeaderPreprocessor, _CLASS]},
                          "CourseDirectory": {"root": str(root), "autograded_directory": str(autograded),
@@ -51,6 +69,7 @@ def generate(config, root, lesson, student, autograded, feedback, db_url):
         coursedir = CourseDirectory(config=config)
         coursedir.assignment_id, coursedir.student_id = lesson, student
         converter = GenerateFeedback(coursedir=coursedir, config=config)
+        converter.exporter_class = _EXPORTER
         converter.force = True
         converter.log.setLevel("ERROR")
         converter.start()
