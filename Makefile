@@ -40,7 +40,7 @@ student-bundle: $(STAMP)
 
 # Grade a class: make grade LESSON=01_why_attention SUBMISSIONS=<LMS download folder>|exchange [GRADE_ARGS="--workers 4"]
 grade: $(STAMP)
-	$(BIN)/python autograde/grade.py $(LESSON) $(SUBMISSIONS) $(GRADE_ARGS)
+	$(BIN)/python -m autograde $(LESSON) $(SUBMISSIONS) $(GRADE_ARGS)
 
 # Notebook run times, grading throughput, widget latency, peak memory -> benchmarks/results.json
 # (e.g. make bench BENCH_ARGS="--only notebooks,memory --repeat 1"; see README "Performance").

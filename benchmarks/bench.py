@@ -13,8 +13,10 @@ measurements as JSON (by default benchmarks/results.json, committed as the lates
              only starts a kernel and imports numpy, torch, matplotlib.pyplot and attention_course.
              Runs are interleaved (floor, 01, 02, ..., floor, 01, ...) so background load spreads evenly.
   grading    --submissions synthetic submissions of --lesson (answers filled in from the solution for
-             a varying number of exercises), graded on a temporary copy of the course twice: stock
-             sequential `nbgrader autograde` and the course's `autograde/grade.py`; submissions per minute.
+             a varying number of exercises), graded on fresh temporary copies of the course three times:
+             stock sequential `nbgrader autograde`, the course's `python -m autograde --workers N` with
+             its sandbox, and the same with --no-sandbox; submissions per minute, the speed-up over
+             stock, the cost of the sandbox, and a per-phase breakdown (in the JSON).
   widgets    each explorer (attention_course.widgets.Explorer) of each solution notebook: after the
              notebook has run, its controls are changed from code in the same kernel; the in-kernel
              time from setting a value to the end of the redraw it triggers (--changes changes per
@@ -49,8 +51,7 @@ PARTS = ("notebooks", "grading", "widgets", "memory")
 COURSE_BUDGET, REDRAW_BUDGET_MS = 60.0, 100.0
 FLOOR_SOURCE = "import numpy\nimport torch\nimport matplotlib.pyplot\nimport attention_course"
 MEMORY_SOURCE = "import resource\nprint(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)"  # KiB on Linux
-GRADE_SCRIPT = Path("autograde") / "grade.py"
-# nbgrader's working data, never copied into the temporary course
+# grading state that older layouts kept inside autograde/, never copied into the temporary course
 SKIP_IN_AUTOGRADE = {"gradebook.db", "submitted", "autograded", "feedback", "downloaded", "runs"}
 
 use_this_python()       # kernels start with the first `python` on PATH (as nbgrader's do): this interpreter
@@ -213,18 +214,23 @@ def bench_widgets(names, changes, warmup, timeout, log, paths=None):
 
 # ----------------------------------------------------------------------------------------- grading
 def copy_course(dest, lesson):
-    """A temporary course: configuration, tools, the grading pipeline and one lesson's solution."""
+    """A temporary course as a fresh clone has it: configuration, tools, the grader (autograde/), one
+    lesson's solution and its committed release; no gradebook (the first command creates it)."""
     dest = Path(dest)
     dest.mkdir(parents=True)
     for name in ("nbgrader_config.py", "tools"):
         src = ROOT / name
         (shutil.copytree if src.is_dir() else shutil.copy)(src, dest / name)
-    (dest / "autograde").mkdir()
-    for item in (ROOT / "autograde").iterdir():
-        if item.name not in SKIP_IN_AUTOGRADE and item.name != "__pycache__":
-            (shutil.copytree if item.is_dir() else shutil.copy)(item, dest / "autograde" / item.name)
+    if (ROOT / "autograde").is_dir():
+        shutil.copytree(ROOT / "autograde", dest / "autograde",
+                        ignore=shutil.ignore_patterns("__pycache__", *SKIP_IN_AUTOGRADE))
     shutil.copytree(ROOT / "solutions" / lesson, dest / "solutions" / lesson)
     return dest
+
+
+def state_dir(course):
+    """The grading state folder of a course (grading/ since the grader became a package)."""
+    return course / ("grading" if "grading/" in (course / "nbgrader_config.py").read_text() else "autograde")
 
 
 def synthetic_submissions(course, lesson, count):
@@ -256,7 +262,7 @@ def compare_scores(stock_course, lesson, grades_csv):
     "student/cell: stock vs course" strings (None if either side cannot be read)."""
     try:
         from nbgrader.api import Gradebook
-        with Gradebook(f"sqlite:///{stock_course}/autograde/gradebook.db") as gb:
+        with Gradebook(f"sqlite:///{state_dir(stock_course)}/gradebook.db") as gb:
             stock = {(sub.student.id, g.name): g.auto_score for sub in gb.assignment_submissions(lesson)
                      for nb_ in sub.notebooks for g in nb_.grades if g.auto_score is not None}
         with open(grades_csv, newline="") as handle:
@@ -264,32 +270,54 @@ def compare_scores(stock_course, lesson, grades_csv):
                       for cell, value in row.items() if (row["student"], cell) in stock and value not in ("", None)}
     except Exception:  # noqa: BLE001 - a comparison we cannot make is reported as unknown, not a crash
         return None
-    if not course:
-        return None
+    if not course or len(course) < len(stock):
+        return None if not course else [f"{len(stock) - len(course)} stock scores missing from grades.csv"]
     return [f"{student}/{cell}: {stock[student, cell]:g} vs {value:g}" for (student, cell), value in
             sorted(course.items()) if abs(stock[student, cell] - value) > 1e-9]
 
 
-def _help(course):
-    result = subprocess.run([sys.executable, str(GRADE_SCRIPT), "--help"], cwd=course,
-                            capture_output=True, text=True, timeout=120)
-    return result.stdout + result.stderr
+def _grade_command(lesson, submissions, workers, out, sandbox=True):
+    command = [sys.executable, "-m", "autograde", lesson, str(submissions), "--quiet", "--out", str(out)]
+    if workers:
+        command += ["--workers", str(workers)]
+    return command + ([] if sandbox else ["--no-sandbox"])
+
+
+def _run_course(label, course, lesson, flat, workers, out, timeout, log, sandbox):
+    command = _grade_command(lesson, flat, workers, out, sandbox)
+    log(f"  grading: {label}: python {' '.join(command[1:])}")
+    start = time.perf_counter()
+    ours = subprocess.run(command, cwd=course, capture_output=True, text=True, timeout=timeout)
+    seconds = time.perf_counter() - start
+    entry = {"command": " ".join(["python"] + command[1:]).replace(str(flat), "SUBMISSIONS")
+             .replace(str(out), "OUT"), "workers": workers, "sandbox": sandbox, "seconds": seconds,
+             "returncode": ours.returncode, "load_before": os.getloadavg()[0]}
+    if ours.returncode != 0:
+        entry["failure"] = (ours.stderr or ours.stdout)[-1500:]
+        return entry
+    timings = Path(out) / "timings.json"
+    if timings.exists():
+        entry["phases"] = json.loads(timings.read_text())
+    return entry
 
 
 def bench_grading(lesson, count, workers, timeout, log):
+    """Stock sequential `nbgrader autograde` against `python -m autograde --workers N`, with and
+    without the sandbox, on the same synthetic submissions, each in its own fresh copy of the course."""
     entry = {"lesson": lesson, "submissions": count}
-    if not (ROOT / GRADE_SCRIPT).is_file():
-        entry["course"] = {"missing": f"{GRADE_SCRIPT} missing"}
+    if not (ROOT / "autograde" / "__main__.py").is_file():
+        entry["course"] = {"missing": "autograde package missing"}
     with tempfile.TemporaryDirectory(prefix="bench_grading_") as folder:
         stock_course = copy_course(Path(folder) / "stock", lesson)
         subprocess.run([sys.executable, "-m", "course_dev.release", "--root", str(stock_course), lesson], cwd=stock_course, check=True,
                        capture_output=True, text=True)
         submissions = synthetic_submissions(stock_course, lesson, count)
-        # the course's command grades the same submissions in a copy made before the stock run
-        course_course = Path(folder) / "course"
-        shutil.copytree(stock_course, course_course)
+        copies = {}
+        for name in ("course", "nosandbox"):              # released like the stock course (gradebook included)
+            copies[name] = Path(folder) / name
+            shutil.copytree(stock_course, copies[name])
         for student, nb in submissions.items():
-            target = stock_course / "autograde" / "submitted" / student / lesson
+            target = state_dir(stock_course) / "submitted" / student / lesson
             target.mkdir(parents=True)
             nbformat.write(nb, str(target / f"{lesson}.ipynb"))
         flat = Path(folder) / "submissions"
@@ -302,35 +330,26 @@ def bench_grading(lesson, count, workers, timeout, log):
         stock = subprocess.run([sys.executable, "-m", "nbgrader", "autograde", lesson], cwd=stock_course,
                                capture_output=True, text=True, timeout=timeout)
         seconds = time.perf_counter() - start
-        graded = len([p for p in (stock_course / "autograde" / "autograded").glob(f"*/{lesson}/{lesson}.ipynb")])
+        graded = len(list((state_dir(stock_course) / "autograded").glob(f"*/{lesson}/{lesson}.ipynb")))
         entry["stock"] = {"command": f"nbgrader autograde {lesson}", "seconds": seconds, "graded": graded,
                           "returncode": stock.returncode, "per_minute": 60 * count / seconds}
         if stock.returncode != 0 or graded != count:
             entry["stock"]["failure"] = (stock.stderr or stock.stdout)[-1500:]
 
         if "course" not in entry:
-            options = _help(course_course)
-            command = [sys.executable, str(GRADE_SCRIPT), lesson, str(flat)]
-            if workers and "--workers" in options:
-                command += ["--workers", str(workers)]
-            if "--quiet" in options:
-                command += ["--quiet"]
-            if "--out" in options:
-                command += ["--out", str(Path(folder) / "course_out")]
-            log(f"  grading: {' '.join(command[1:])}")
-            start = time.perf_counter()
-            ours = subprocess.run(command, cwd=course_course, capture_output=True, text=True, timeout=timeout)
-            seconds = time.perf_counter() - start
-            entry["course"] = {"command": " ".join(["python"] + command[1:]).replace(str(flat), "SUBMISSIONS")
-                               .replace(str(Path(folder) / "course_out"), "OUT"),
-                               "workers": workers, "seconds": seconds, "returncode": ours.returncode,
-                               "per_minute": 60 * count / seconds, "output_tail": ours.stdout[-1500:]}
-            if ours.returncode != 0:
-                entry["course"]["failure"] = (ours.stderr or ours.stdout)[-1500:]
-            else:
-                entry["speed_up"] = entry["course"]["per_minute"] / entry["stock"]["per_minute"]
-                entry["course"]["disagreements"] = compare_scores(stock_course, lesson,
-                                                                  Path(folder) / "course_out" / "grades.csv")
+            for key, sandbox in (("course", True), ("nosandbox", False)):
+                out = Path(folder) / f"{key}_out"
+                label = "sandbox on" if sandbox else "no sandbox"
+                run = _run_course(label, copies[key], lesson, flat, workers, out, timeout, log, sandbox)
+                if "failure" not in run:
+                    run["per_minute"] = 60 * count / run["seconds"]
+                    run["speed_up"] = run["per_minute"] / entry["stock"]["per_minute"]
+                    run["disagreements"] = compare_scores(stock_course, lesson, out / "grades.csv")
+                entry[key] = run
+            if "speed_up" in entry["course"]:
+                entry["speed_up"] = entry["course"]["speed_up"]
+                if "speed_up" in entry["nosandbox"]:
+                    entry["sandbox_cost"] = entry["course"]["seconds"] / entry["nosandbox"]["seconds"] - 1
     return entry
 
 
@@ -362,21 +381,32 @@ def table_rows(results):
         else:
             rows.append(("grading", f"nbgrader autograde (stock), {what}",
                          f"{stock['per_minute']:.1f} /min ({stock['seconds']:.0f} s)", "—", ""))
-        course = grading["course"]
-        label = "autograde/grade.py" + (f" --workers {course['workers']}" if course.get("workers") else "")
-        if "missing" in course:
-            rows.append(("grading", f"{label}, same submissions", f"n/a ({course['missing']})", "—", "n/a"))
-        elif "failure" in course:
-            rows.append(("grading", f"{label}, same submissions", f"failed (exit {course['returncode']})",
-                         "—", "ERROR ✗"))
-        else:
-            differ = course.get("disagreements")
-            agreement = ("scores not compared" if differ is None else "same scores as stock" if not differ
-                         else f"{len(differ)} cell scores differ from stock")
-            rows.append(("grading", f"{label}, same submissions",
-                         f"{course['per_minute']:.1f} /min ({course['seconds']:.0f} s; "
-                         f"{grading.get('speed_up', float('nan')):.2f}× stock; {agreement})", "scales with cores",
-                         "CHECK ✗" if differ else ""))
+        for key, label in (("course", "autograde/grade.py"), ("nosandbox", "autograde/grade.py --no-sandbox")):
+            course = grading.get(key)
+            if course is None:
+                continue
+            label += f" --workers {course['workers']}" if course.get("workers") else ""
+            if "missing" in course:
+                rows.append(("grading", f"{label}, same submissions", f"n/a ({course['missing']})", "—", "n/a"))
+            elif "failure" in course:
+                rows.append(("grading", f"{label}, same submissions", f"failed (exit {course['returncode']})",
+                             "—", "ERROR ✗"))
+            else:
+                differ = course.get("disagreements")
+                agreement = ("scores not compared" if differ is None else "same scores as stock" if not differ
+                             else f"{len(differ)} cell scores differ from stock")
+                speed = course.get("speed_up", float("nan"))
+                budget, status = "≥ 1.8× stock", ("CHECK ✗" if differ else "" if speed >= 1.8 else "UNDER ✗")
+                if key == "nosandbox":
+                    budget = "sandbox costs ≤ 10 %"
+                    cost = grading.get("sandbox_cost")
+                    status = "CHECK ✗" if differ else ("" if cost is None or cost <= 0.10 else "OVER ✗")
+                rows.append(("grading", f"{label}, same submissions",
+                             f"{course['per_minute']:.1f} /min ({course['seconds']:.0f} s; {speed:.2f}× stock; "
+                             f"{agreement})", budget, status))
+        if grading.get("sandbox_cost") is not None:
+            rows.append(("grading", "cost of the sandbox", f"{100 * grading['sandbox_cost']:+.0f} %",
+                         "≤ 10 %", "" if grading["sandbox_cost"] <= 0.10 else "OVER ✗"))
     widgets = results.get("widgets")
     if widgets:
         if not widgets["explorers"]:
@@ -438,7 +468,7 @@ def parse_args(argv=None):
     parser.add_argument("--lesson", default="01_why_attention", help="lesson to grade (default 01_why_attention)")
     parser.add_argument("--submissions", type=int, default=20, help="synthetic submissions to grade (default 20)")
     parser.add_argument("--workers", type=int, default=os.cpu_count(),
-                        help="--workers for autograde/grade.py (default: the number of cores)")
+                        help="--workers for python -m autograde (default: the number of cores)")
     parser.add_argument("--changes", type=int, default=20, help="measured value changes per explorer (default 20)")
     parser.add_argument("--warmup", type=int, default=2, help="unmeasured changes per explorer first (default 2)")
     parser.add_argument("--lessons", default=None,

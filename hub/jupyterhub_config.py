@@ -10,7 +10,7 @@ Environment:
     HUB_ADMIN_PASSWORD  the instructors' password (at least 32 characters, not HUB_PASSWORD)
     HUB_COURSE_ROOT the instructors' course folder (default: this repository)
     HUB_API_TOKEN   optional: a token for scripts and tests (an admin service named "class-admin")
-    NBGRADER_DB_URL optional: the gradebook (e.g. postgresql://…); default: the course's SQLite file
+    ATTENTION_COURSE_DB optional: the gradebook (e.g. postgresql://…); default: the course's SQLite file
 
 The demo spawner runs every user's server as the hub's own Unix user, with a home of its own under
 HUB_STATE; on a real server use system accounts (LocalProcessSpawner) or containers (see README).

@@ -97,7 +97,7 @@ class ClassHub:
                                     HUB_API_TOKEN=self.token, HUB_PASSWORD=self.password,
                                     HUB_ADMIN_PASSWORD=self.admin_password, HUB_COURSE_ROOT=str(self.course_root)))
         if self.db_url:
-            env["NBGRADER_DB_URL"] = self.db_url
+            env["ATTENTION_COURSE_DB"] = self.db_url
         self.log = open(self.state.parent / f"{self.state.name}.log", "w")
         self.process = subprocess.Popen([sys.executable, str(ROOT / "hub" / "start.py")], env=env,
                                         stdout=self.log, stderr=subprocess.STDOUT, start_new_session=True)

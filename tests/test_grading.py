@@ -1,11 +1,19 @@
-"""The class-grading command (autograde/grade.py) on a temporary copy of the course: one batch with two
-honest students and one submission of every hostile kind must finish, grade the honest ones right,
-give every hostile one the expected status and score, and give the same result when run again."""
+"""The grading command (python -m autograde) on a temporary copy of the course, as a fresh clone
+would run it: no gradebook yet, one batch of lesson 01 with honest students and a submission of
+every hostile kind (vandalising the gradebook or the course, reading solutions/, a daemon, a memory
+hog, tampering with the checks by every route, an unreadable name, a resubmission).
+
+The batch is first killed with kill -9 half-way, then run again (it must resume), then once more
+(nothing to grade), then again after hand grading (the hand-given points survive). Then: honest
+students are graded exactly, every cheat gets no points or is flagged, the course files are
+byte-identical, no process of the batch is left, and every submitted file has its row."""
 import copy
 import csv
-import importlib.util
+import hashlib
 import json
+import os
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -17,24 +25,26 @@ from nbgrader.api import Gradebook
 from harness import ROOT, copy_course, grade_id, nbgrader_meta, read, solution_path
 
 pytestmark = pytest.mark.xdist_group("grading")
+psutil = pytest.importorskip("psutil")
 
 LESSON = "01_why_attention"
-CELL_TIMEOUT = 20        # nbgrader's per-cell limit in the temp course (Execute.timeout)
-CAP = 150                # wall-clock cap per notebook (--timeout): generous, the machine may be busy
+CELL_TIMEOUT = 30        # per cell (Execute.timeout in the temporary course): generous, the machine may be busy
+CAP = 240                # wall-clock cap per notebook (--timeout)
 AUTO = {"rnn-step-tests": 2, "rnn-run-tests": 2, "quiz-rnn-state-size-tests": 1, "quiz-sequential-steps-tests": 1,
         "quiz-why-fade-tests": 1, "quiz-path-length-tests": 1, "quiz-large-scale-tests": 1}
 FREE = "quiz-free-bigger-state"
 FULL = sum(AUTO.values())
+STAMP = "attempt_2026-11-20-10-00-00"
 
 
-@pytest.fixture(scope="session")   # session, not module: xdist may interleave modules, and this batch is costly
+@pytest.fixture(scope="session")
 def course(tmp_path_factory):
+    """A fresh clone: configuration, tools, the lesson's solution and committed release, the grader; no gradebook."""
     course = copy_course(tmp_path_factory.mktemp("grading_course"), [LESSON])
-    (course / "autograde").mkdir()
-    shutil.copy(ROOT / "autograde" / "grade.py", course / "autograde" / "grade.py")
+    shutil.copytree(ROOT / "notebooks" / LESSON, course / "notebooks" / LESSON)
+    shutil.copytree(ROOT / "autograde", course / "autograde", ignore=shutil.ignore_patterns("__pycache__"))
     with open(course / "nbgrader_config.py", "a") as fh:
         fh.write(f"\nc.Execute.timeout = {CELL_TIMEOUT}\n")
-    subprocess.run([sys.executable, "tools/release.py", LESSON], cwd=course, check=True, capture_output=True)
     return course
 
 
@@ -55,108 +65,97 @@ def answered(course, ids=None, free=False):
     return nb
 
 
-def cell(nb, gid):
-    return next(c for c in nb.cells if grade_id(c) == gid)
-
-
-def index(nb, gid):
-    return next(i for i, c in enumerate(nb.cells) if grade_id(c) == gid)
-
-
-def set_source(nb, gid, source):
-    cell(nb, gid).source = source
+def with_answer(course, gid, source):
+    nb = answered(course)
+    next(c for c in nb.cells if grade_id(c) == gid).source = source
     return nb
 
 
-WRONG_STEP = "import numpy as np\ndef rnn_step(h, x, W_h, W_x, b):\n    return np.tanh(h @ W_h.T + x @ W_x.T)\n"
-NO_CARRY_RUN = ("def rnn_run(xs, h0, W_h, W_x, b):\n"
-                "    return np.stack([rnn_step(h0, x, W_h, W_x, b) for x in xs])\n")
+# rnn_step without the bias: the tests must catch it unless they are tampered with
+WRONG = "import numpy as np\ndef rnn_step(h, x, W_h, W_x, b):\n    return np.tanh(h @ W_h.T + x @ W_x.T)\n"
+NOOP = "lambda *a, **k: None"
 
 
 def hostile(course):
-    """{student: notebook or raw text} and the expected outcome of each: (status prefix, total or None)."""
-    subs, expect = {}, {}
+    """{download file name: notebook, text or None}, and {student: kind} for the checks below."""
+    root = str(course)
+    sol = str(course / "solutions" / LESSON / f"{LESSON}.ipynb")
+    subs, kinds = {}, {}
 
-    def add(student, nb, status, total):
-        subs[student], expect[student] = nb, (status, total)
+    def add(student, nb, kind, name=None):
+        subs[name or f"{student}_{STAMP}_{LESSON}.ipynb"] = nb
+        kinds[student] = kind
 
-    add("honestfull", answered(course, free=True), "needs manual grading", FULL)
-    add("honestpartial", answered(course, {"rnn-step", "quiz-rnn-state-size", "quiz-why-fade"}), "graded", 4)
-
-    nb = set_source(answered(course), "rnn-step", WRONG_STEP)
-    cell(nb, "rnn-step-tests").source = "pass"
-    nbgrader_meta(cell(nb, "rnn-step-tests"))["points"] = 20
-    add("editedtest", nb, "graded", FULL - 4)        # rnn_run calls the wrong rnn_step
-
-    nb = answered(course)
-    del nb.cells[index(nb, "rnn-run-tests")]
-    add("deletedtest", nb, "graded", FULL)
-
-    nb = answered(course)
-    pasted = copy.deepcopy(cell(nb, "rnn-step-tests"))
-    nb.cells.insert(index(nb, "rnn-step"), copy.deepcopy(pasted))       # above its answer
-    nb.cells.insert(index(nb, "quiz-why-fade"), pasted)                   # and further down
-    for i, c in enumerate(nb.cells):
-        c.id = f"cell-{i}"
-    add("pastedtest", nb, "graded", FULL)
-
-    nb = answered(course)
-    nbgrader_meta(cell(nb, "rnn-run"))["grade_id"] = "my-rnn-run"
-    nbgrader_meta(cell(nb, "quiz-why-fade-tests"))["grade_id"] = "quiz-why-fade-tests-v2"
-    add("renamedid", nb, "graded", FULL)
-
-    nb = answered(course)
-    del nbgrader_meta(cell(nb, "rnn-step-tests"))["schema_version"]
-    del cell(nb, "quiz-path-length").metadata["nbgrader"]
-    del cell(nb, "quiz-large-scale-tests").metadata["nbgrader"]
-    add("nometadata", nb, "graded", FULL)
-
-    nb = answered(course)
-    del nb.cells[index(nb, "rnn-run")]
-    add("deletedanswer", nb, "graded", FULL - 2)
-
-    nb = answered(course)
-    for i, c in enumerate(nb.cells):
-        c.id = f"mine-{i}"
-    nb.cells.insert(index(nb, "rnn-step") + 1, nbformat.v4.new_markdown_cell("My notes: tanh squashes."))
-    nb.cells.insert(index(nb, "rnn-run") + 1, nbformat.v4.new_code_cell("print(rnn_step(np.zeros(2), np.ones(3), "
-                                                                       "np.eye(2), np.ones((2, 3)), np.zeros(2)))"))
-    nb.cells.append(nbformat.v4.new_code_cell("x = 1"))
-    add("extracells", nb, "graded", FULL)
-
-    add("infiniteloop", set_source(answered(course), "quiz-sequential-steps",
-                                   "q2_answer = None\nimport time\nwhile True:\n    time.sleep(0.01)"), "graded", FULL - 1)
-    add("sigintloop", set_source(answered(course), "quiz-rnn-state-size",
-                                 "import signal, time\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\n"
-                                 "q1_answer = 64\nwhile True:\n    time.sleep(0.01)"), "failed to run", None)
-    add("sysexit", set_source(answered(course), "quiz-sequential-steps", "q2_answer = 1000\nimport sys\nsys.exit()"),
-        "graded", FULL)
-    add("osexit", set_source(answered(course), "quiz-why-fade", "import os\nos._exit(0)"),
-        "failed to run (the kernel died", None)
-    add("invalidjson", nbformat.writes(answered(course))[:5000], "failed to run (invalid JSON)", None)
-    add("renamednb", answered(course), "graded", FULL)
-    add("missingnb", None, "failed to run (no notebook submitted)", None)
-    add("bigoutput", set_source(answered(course), "quiz-rnn-state-size",
-                                "q1_answer = 64\nfor i in range(100_000):\n    print(i, 'spam ' * 10)"),
-        "graded", FULL)
-    add("warnings", set_source(answered(course), "rnn-step",
-                               "import warnings, sys\nprint('Warning: this is my first RNN', file=sys.stderr)\n"
-                               "def rnn_step(h, x, W_h, W_x, b):\n"
-                               "    warnings.warn('rnn_step: slow but correct', UserWarning)\n"
-                               "    return np.tanh(h @ W_h.T + x @ W_x.T + b)\n"), "graded", FULL)
-    nb = set_source(answered(course), "rnn-step", WRONG_STEP + "np.allclose = lambda *a, **k: True\n")
-    set_source(nb, "rnn-run", NO_CARRY_RUN + "checks.expect_close = lambda *a, **k: None\n")
-    add("monkeypatch", nb, "needs manual grading", None)
-    return subs, expect
+    add("honestfull", answered(course, free=True), "honest")
+    add("honestpartial", answered(course, {"rnn-step", "quiz-rnn-state-size", "quiz-why-fade"}), "honest")
+    add("vandaldb", with_answer(course, "rnn-step", WRONG + f"""
+import os, sqlite3
+hits = []
+for top in [os.getcwd(), {root!r}, '/']:
+    d = top
+    while True:
+        for dirpath, _, files in os.walk(d):
+            for f in files:
+                if f.endswith('.db'):
+                    hits.append(os.path.join(dirpath, f))
+            break
+        if d == os.path.dirname(d):
+            break
+        d = os.path.dirname(d)
+for path in hits:
+    try:
+        con = sqlite3.connect(path); con.execute('DELETE FROM grade'); con.commit()
+    except Exception as err:
+        print('could not vandalise', path, err)
+"""), "cheat")
+    add("vandalfiles", with_answer(course, "rnn-step", WRONG + f"""
+import shutil
+for sub in ['notebooks/{LESSON}', 'solutions/{LESSON}', 'autograde', 'grading']:
+    shutil.rmtree({root!r} + '/' + sub, ignore_errors=True)
+"""), "cheat")
+    add("readsolution", with_answer(course, "rnn-step", f"""
+import json
+nb = json.load(open({sol!r}))
+for cell in nb['cells']:
+    if cell.get('metadata', {{}}).get('nbgrader', {{}}).get('grade_id') == 'rnn-step':
+        exec(''.join(cell['source']))
+"""), "cheat")
+    add("daemon", with_answer(course, "quiz-why-fade",
+                              "import subprocess\nsubprocess.Popen(['sleep', '777'], start_new_session=True)\n"
+                              "q3_answer = 'b'"), "daemon")
+    add("memhog", with_answer(course, "quiz-rnn-state-size",
+                              "import numpy as np\nhog = np.ones(3 * 10**9 // 8)\nq1_answer = 64"), "limit")
+    # tampering by every route: a wrong rnn_step that the tampering would let pass
+    routes = {
+        "talias": f"import attention_course.checks as zz\nzz.expect_close = {NOOP}",
+        "timportlib": f"import importlib\nimportlib.import_module('attention_course.checks').__dict__['expect_close'] = {NOOP}",
+        "tsetattr": f"setattr(checks, 'expect_close', {NOOP})",
+        "tsysmodules": "import sys, types\nfake = types.ModuleType('attention_course.checks')\n"
+                       "fake.__dict__.update(vars(sys.modules['attention_course.checks']))\n"
+                       f"fake.expect_close = {NOOP}\nsys.modules['attention_course.checks'] = fake\n"
+                       "from attention_course import checks",
+        "tnumpy": "import numpy as xx\nxx.tanh = lambda v: v",
+        "tbuiltins": "import builtins\nbuiltins.abs = lambda v: 0",
+        "tclass": "import torch\ntorch.nn.RNNCell.forward = lambda self, x, h=None: h",
+        "ttorchdict": "import torch\ntorch.nn.__dict__['RNNCell'] = type('RNNCell', (), {})",
+    }
+    for student, code in routes.items():
+        add(student, with_answer(course, "rnn-step", WRONG + code + "\n"), "cheat")
+    add("Jose-Garcia", answered(course), "honest", name=f"José García_{STAMP}_{LESSON}.ipynb")
+    add("resub", answered(course, set()), "resubmitted",
+        name=f"resub_attempt_2026-11-20-09-00-00_{LESSON}.ipynb")
+    subs[f"resub_attempt_2026-11-20-11-00-00_{LESSON}.ipynb"] = answered(course)
+    add("osexit", with_answer(course, "quiz-why-fade", "import os\nos._exit(0)"), "failed")
+    add("invalidjson", nbformat.writes(answered(course))[:5000], "failed")
+    add("missingnb", None, "failed", name=f"missingnb_{STAMP}_notes.txt")
+    return subs, kinds
 
 
 def write_downloads(folder, subs):
-    """LMS download naming (zip_collect): <student>_attempt_<date>_<file>."""
     archive = folder / "archive"
-    archive.mkdir(parents=True)
-    for student, nb in subs.items():
-        name = {"renamednb": "Untitled.ipynb", "missingnb": "notes.txt"}.get(student, f"{LESSON}.ipynb")
-        path = archive / f"{student}_attempt_2026-11-20-10-00-00_{name}"
+    archive.mkdir(parents=True, exist_ok=True)
+    for name, nb in subs.items():
+        path = archive / name
         if nb is None:
             path.write_text("I could not get the notebook to open.")
         elif isinstance(nb, str):
@@ -165,140 +164,197 @@ def write_downloads(folder, subs):
             nbformat.write(nb, str(path))
 
 
-def run_grade(course, *args):
+def command(course, downloads, *extra):
+    return [sys.executable, "-m", "autograde", LESSON, str(downloads), "--workers", "2", "--timeout", str(CAP),
+            "--quiet", *extra]
+
+
+def run_grade(course, downloads, *extra):
     start = time.perf_counter()
-    result = subprocess.run([sys.executable, "autograde/grade.py", LESSON, *args, "--timeout", str(CAP)],
-                            cwd=course, capture_output=True, text=True)
+    result = subprocess.run(command(course, downloads, *extra), cwd=course, capture_output=True, text=True)
     assert result.returncode == 0, result.stderr[-3000:]
     return time.perf_counter() - start, result
 
 
+def out_dir(course):
+    return course / "grading" / "runs" / LESSON
+
+
 def read_grades(course):
-    with open(course / "autograde" / "runs" / LESSON / "grades.csv") as fh:
-        return {row["student"]: row for row in csv.DictReader(fh)}
+    with open(out_dir(course) / "grades.csv") as fh:
+        return list(csv.DictReader(fh))
+
+
+def course_files(course):
+    """sha256 of every file of the course outside the grading state."""
+    digest = {}
+    for path in sorted(course.rglob("*")):
+        rel = path.relative_to(course)
+        if path.is_file() and rel.parts[0] != "grading" and "__pycache__" not in rel.parts:
+            digest[str(rel)] = hashlib.sha256(path.read_bytes()).hexdigest()
+    return digest
+
+
+def leftovers(course):
+    """Processes of the batch still running: the daemon, workers, sandboxes and kernels of this course."""
+    found = []
+    for p in psutil.process_iter(["cmdline", "cwd"]):
+        try:
+            cmd = " ".join(p.info["cmdline"] or [])
+            if "sleep 777" in cmd or (("autograde" in cmd or "bwrap" in cmd) and str(course) in cmd) \
+                    or (p.info["cwd"] or "").startswith(str(course)) and "autograde" in cmd:
+                found.append(cmd[:120])
+        except psutil.Error:
+            pass
+    return found
 
 
 @pytest.fixture(scope="session")
 def batch(course, tmp_path_factory):
-    subs, expect = hostile(course)
+    subs, kinds = hostile(course)
     downloads = tmp_path_factory.mktemp("downloads")
     write_downloads(downloads, subs)
-    seconds, result = run_grade(course, str(downloads), "--workers", "2")
-    print(f"\nbatch of {len(subs)} submissions graded in {seconds:.1f} s")
-    return course, downloads, expect, read_grades(course), result
+    before = course_files(course)
+
+    # run A, killed with kill -9 once two students are committed
+    proc = subprocess.Popen(command(course, downloads), cwd=course, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL, start_new_session=True)
+    results = out_dir(course) / "results"
+    deadline = time.monotonic() + 900
+    while time.monotonic() < deadline and proc.poll() is None:
+        if results.is_dir() and sum(1 for p in results.glob("*.json")
+                                    if json.loads(p.read_text())["status"] == "graded") >= 2:
+            break
+        time.sleep(0.2)
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+    committed = {p.stem: p.stat().st_mtime for p in results.glob("*.json")
+                 if json.loads(p.read_text())["status"] == "graded"}
+    time.sleep(2)
+    left_after_kill = leftovers(course)
+
+    seconds, result = run_grade(course, downloads)                            # run B: resumes
+    print(f"\nresumed batch of {len(subs)} files graded in {seconds:.1f} s")
+    rows = read_grades(course)
+    time.sleep(1)
+    return dict(course=course, downloads=downloads, kinds=kinds, subs=subs, rows=rows, before=before,
+                committed=committed, left_after_kill=left_after_kill, left=leftovers(course), result=result)
+
+
+def by_student(rows):
+    graded = {}
+    for row in rows:
+        if not row["status"].startswith("superseded"):
+            graded.setdefault(row["student"], row)
+    return graded
 
 
 # --- tests --------------------------------------------------------------------------------------
 
-def test_batch_finishes_with_expected_status_and_score(batch):
-    course, _, expect, rows, _ = batch
-    assert set(rows) == set(expect), "every submission must have exactly one row"
-    problems = []
-    for student, (status, total) in expect.items():
-        row = rows[student]
-        if not row["status"].startswith(status):
-            problems.append(f"{student}: status {row['status']!r}, expected {status!r} ({row['notes']})")
-        elif total is not None and float(row["total"]) != total:
-            cells = {k: row[k] for k in AUTO}
-            problems.append(f"{student}: total {row['total']}, expected {total}: {cells} ({row['notes']})")
-        if status.startswith("failed") and (row["total"] or any(row[k] for k in AUTO)):
-            problems.append(f"{student}: a submission that could not be graded must not show a score")
-    assert not problems, "\n".join(problems)
+def test_every_file_has_exactly_one_row(batch):
+    rows = batch["rows"]
+    files = [r["file"].split("/")[-1] for r in rows]
+    assert sorted(files) == sorted(batch["subs"]), "one row per submitted file"
+    assert all(r["status"] for r in rows)
+    jose = next(r for r in rows if r["file"].startswith("José García"))
+    assert jose["student"] == "Jose-Garcia" and "José García" in jose["flags"]
 
 
-def test_honest_students_get_the_right_scores(batch):
-    _, _, _, rows, _ = batch
+def test_honest_students_are_graded_exactly(batch):
+    rows = by_student(batch["rows"])
     full, partial = rows["honestfull"], rows["honestpartial"]
     assert {k: float(full[k]) for k in AUTO} == {k: float(v) for k, v in AUTO.items()}
-    assert full[FREE] == "" and full["status"] == "needs manual grading"
+    assert full[FREE] == "" and full["status"] == "needs manual grading" and not full["flags"]
     assert float(partial["total"]) == 4 and partial[FREE] == "0" and partial["status"] == "graded"
-    assert not full["flags"] and not partial["flags"], "honest code must not be flagged"
+    assert not partial["flags"]
+    assert float(rows["Jose-Garcia"]["total"]) == FULL
     assert float(full["max"]) == FULL + 3
 
 
-def test_hostile_details(batch):
-    course, _, _, rows, _ = batch
-    assert float(rows["editedtest"]["rnn-step-tests"]) == 0, "an edited test cell must be restored"
-    assert float(rows["editedtest"]["max"]) == FULL + 3, "points raised by the student must not count"
-    assert rows["infiniteloop"]["quiz-sequential-steps-tests"] == "0"
-    assert "did not stop" in rows["sigintloop"]["status"] or "timed out" in rows["sigintloop"]["status"]
-    assert "renamed" in rows["renamednb"]["notes"]
-    assert "restored the metadata of rnn-run" in rows["renamedid"]["notes"]
-    # a monkeypatched np.allclose is defeated (checks never use it); a patched checks helper is flagged
-    patched = rows["monkeypatch"]
-    assert patched["rnn-step-tests"] == "0"
-    assert "np.allclose" in patched["flags"] and "checks.expect_close" in patched["flags"]
-    summary = (course / "autograde" / "runs" / LESSON / "summary.txt").read_text()
-    assert "monkeypatch" in summary.split("Flagged for review")[1]
-    assert (course / "autograde" / "runs" / LESSON / "summary.png").stat().st_size > 10_000
+def test_every_cheat_gets_no_points_or_is_flagged(batch):
+    rows = by_student(batch["rows"])
+    problems = []
+    for student, kind in batch["kinds"].items():
+        row = rows[student]
+        if kind in ("cheat", "daemon") and not (row["flags"] or row["rnn-step-tests"] in ("0", "")):
+            problems.append(f"{student}: {row['rnn-step-tests']} points for rnn_step, no flag ({row['status']})")
+    assert not problems, "\n".join(problems)
+    for student in ("talias", "timportlib", "tsetattr"):    # the helper package returns its own functions
+        assert rows[student]["rnn-step-tests"] == "0" and "expect_close" in rows[student]["flags"], rows[student]
+    for student in ("tsysmodules", "tnumpy", "tbuiltins", "tclass", "ttorchdict"):
+        assert "at run time" in rows[student]["flags"], (student, rows[student]["flags"])
+    assert rows["readsolution"]["rnn-step-tests"] == "0"
+
+
+def test_limits_and_failures_have_statuses(batch):
+    rows = by_student(batch["rows"])
+    assert rows["memhog"]["status"] == "failed to run (memory limit 2 GiB)" and rows["memhog"]["total"] == ""
+    assert rows["osexit"]["status"].startswith("failed to run (the kernel died")
+    assert rows["invalidjson"]["status"] == "failed to run (invalid JSON)"
+    assert rows["missingnb"]["status"] == "failed to run (no notebook submitted)"
+    summary = (out_dir(batch["course"]) / "summary.txt").read_text()
+    assert "Isolation: bubblewrap sandbox per notebook" in summary
+
+
+def test_resubmission_the_later_file_wins(batch):
+    rows = [r for r in batch["rows"] if r["student"] == "resub"]
+    assert len(rows) == 2
+    early, late = sorted(rows, key=lambda r: r["file"])
+    assert early["status"].startswith("superseded") and early["total"] == ""
+    assert float(late["total"]) == FULL
+
+
+def test_the_course_and_the_gradebook_are_untouched(batch):
+    course = batch["course"]
+    assert course_files(course) == batch["before"], "the course files must be byte-identical"
+    with Gradebook(f"sqlite:///{course}/grading/gradebook.db") as gb:
+        honest = {g.name: g.auto_score for nb in gb.find_submission(LESSON, "honestfull").notebooks for g in nb.grades}
+    assert {k: honest[k] for k in AUTO} == {k: float(v) for k, v in AUTO.items()}
+    assert list((course / "grading" / "snapshots").glob("gradebook-*.db")), "a batch starts with a snapshot"
+
+
+def test_nothing_of_the_batch_is_left_running(batch):
+    assert not batch["left_after_kill"], f"left after kill -9: {batch['left_after_kill']}"
+    assert not batch["left"], f"left after the batch: {batch['left']}"
 
 
 def test_feedback_hides_hidden_tests(batch):
-    course, _, expect, _, _ = batch
-    folder = course / "autograde" / "runs" / LESSON / "feedback"
-    assert {p.stem for p in folder.glob("*.html")} == set(expect)
-    hidden_source = read(solution_path(LESSON))
+    folder = out_dir(batch["course"]) / "feedback"
     secret = "_rnn_step_hidden"
-    assert any(secret in c.source for c in hidden_source.cells)
-    for page in folder.glob("*.html"):
+    assert any(secret in c.source for c in read(solution_path(LESSON)).cells)
+    pages = list(folder.glob("*.html"))
+    assert {p.stem for p in pages} >= {"honestfull", "memhog", "invalidjson"}
+    for page in pages:
         text = page.read_text()
         assert secret not in text and "BEGIN HIDDEN TESTS" not in text, page.name
-    assert (folder / "bigoutput.html").stat().st_size < 2_000_000, "megabytes of output must be truncated"
     assert "invalid JSON" in (folder / "invalidjson.html").read_text()
 
 
-def test_rerun_is_idempotent_and_keeps_the_originals(batch):
-    course, downloads, _, rows, _ = batch
-    logs = course / "autograde" / "runs" / LESSON / "logs"
-    before = {p.name: p.stat().st_mtime for p in logs.iterdir()}
-    run_grade(course, str(downloads))
-    assert read_grades(course) == rows
-    assert {p.name: p.stat().st_mtime for p in logs.iterdir()} == before, "unchanged submissions are not run again"
-    original = course / "autograde" / "submitted" / "invalidjson" / LESSON / f"{LESSON}.ipynb"
-    assert original.read_text() == next((downloads / "archive").glob("invalidjson_*")).read_text()
-    results = json.loads((course / "autograde" / "runs" / LESSON / "results" / "honestfull.json").read_text())
-    assert results["status"] == "graded"
+def test_kill_minus_9_loses_nothing_and_the_next_run_resumes(batch):
+    results = out_dir(batch["course"]) / "results"
+    assert len(batch["committed"]) >= 2
+    for student, mtime in batch["committed"].items():
+        assert (results / f"{student}.json").stat().st_mtime == mtime, f"{student} was graded again after the kill"
 
 
-def load_grade_module(course):
-    spec = importlib.util.spec_from_file_location("grade", course / "autograde" / "grade.py")
-    grade = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(grade)
-    return grade
-
-
-def test_wall_clock_cap_kills_the_kernel_too(batch, tmp_path):
-    """A notebook past the per-notebook cap is stopped with its kernel, which runs in its own session."""
-    psutil = pytest.importorskip("psutil")
-    course = batch[0]
-    grade = load_grade_module(course)
-    for sub in ("logs", "feedback"):
-        (tmp_path / sub).mkdir()
-    sanitized = course / "autograde" / "runs" / LESSON / "sanitized"
-    ok, reason, seconds = grade.autograde(grade.Course(course), LESSON, "sigintloop", sanitized, tmp_path, 12)
-    assert not ok and reason == "timed out after 12 s" and seconds < 30
-    time.sleep(1)
-    left = [p for p in psutil.process_iter(["cmdline"]) if "ipykernel" in " ".join(p.info["cmdline"] or [])
-            and any("sigintloop" in (f.path or "") for f in _open_files(p))]
-    assert not left, f"kernel still running after the cap: {left}"
-
-
-def _open_files(process):
-    try:
-        return process.open_files() + [type("cwd", (), {"path": process.cwd()})()]
-    except Exception:
-        return []
-
-
-def test_manual_points_reach_grades_csv(batch):
-    course, downloads, _, _, _ = batch
-    with Gradebook(f"sqlite:///{course}/autograde/gradebook.db") as gb:
+def test_rerun_is_idempotent_and_hand_given_points_survive(batch):
+    course, downloads = batch["course"], batch["downloads"]
+    logs = out_dir(course) / "logs"
+    before = {p.name: p.stat().st_mtime for p in logs.glob("*.log") if not p.name.startswith("worker")}
+    run_grade(course, downloads)
+    assert read_grades(course) == batch["rows"]
+    assert {p.name: p.stat().st_mtime for p in logs.glob("*.log") if not p.name.startswith("worker")} == before
+    with Gradebook(f"sqlite:///{course}/grading/gradebook.db") as gb:
         grade = gb.find_grade(FREE, LESSON, LESSON, "honestfull")
         grade.manual_score = 2              # what the formgrader does when a grader saves a score
         grade.needs_manual_grade = False
         gb.db.commit()
-    grade = load_grade_module(course)
-    rows = grade.main([LESSON, str(downloads), "--timeout", str(CAP), "--quiet"])    # the Python entry point
-    row = next(r for r in rows if r["student"] == "honestfull")
+    # the student's file changes (a note added): it is graded again, the hand-given points stay
+    name = f"honestfull_{STAMP}_{LESSON}.ipynb"
+    nb = copy.deepcopy(batch["subs"][name])
+    nb.cells.append(nbformat.v4.new_markdown_cell("(resubmitted with a note)"))
+    nbformat.write(nb, str(downloads / "archive" / name))
+    run_grade(course, downloads)
+    row = by_student(read_grades(course))["honestfull"]
     assert row[FREE] == "2" and float(row["total"]) == FULL + 2 and row["status"] == "graded"
-    assert read_grades(course)["honestfull"] == row
+    assert "2" in (out_dir(course) / "feedback" / "honestfull.html").read_text()

@@ -1,0 +1,13 @@
+"""Grade one lesson for a whole class with nbgrader, so that no student can subvert it.
+
+The steps, one module each (see README.md in this folder):
+  collect   LMS folder or exchange -> STATE/submitted/<student>/<lesson>/ (one row per submitted file)
+  repairs   make each submission gradable against the release (REPAIRS, a declared list)
+  tamper    static rules (RULES) and the run-time integrity guard (guard.py)
+  sandbox   every notebook's kernel in a bubblewrap sandbox with limits (sandbox.py, execute.py)
+  worker    long-lived workers: nbgrader's Autograde + feedback, against a private gradebook copy
+  gradebook snapshot, fresh-clone set-up, one transaction per student
+  feedback  feedback pages without the hidden tests
+  report    grades.csv, summary.txt, summary.png
+  cli       the command: python -m autograde LESSON SUBMISSIONS (or autograde/grade.py, make grade)
+"""

@@ -1,0 +1,6 @@
+import sys
+
+from .cli import main
+
+main()
+sys.exit(0)

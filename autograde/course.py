@@ -1,0 +1,61 @@
+"""The course being graded: its folders and settings, read from nbgrader_config.py.
+
+Code lives in `autograde/`; everything grading produces (the gradebook, submitted/, autograded/,
+feedback/, runs/, snapshots/) lives in the state folder named by nbgrader_config.py (`grading/` by
+default), which git ignores.
+"""
+import hashlib
+import os
+import sys
+from pathlib import Path
+
+PACKAGE = Path(__file__).resolve().parent
+
+
+class Course:
+    """Paths and settings of the nbgrader course rooted at `root`."""
+
+    def __init__(self, root, db_url=None):
+        from traitlets.config.loader import PyFileConfigLoader
+        self.root = Path(root).resolve()
+        self.config = PyFileConfigLoader("nbgrader_config.py", path=str(self.root)).load_config()
+        cd = self.config.CourseDirectory
+
+        def folder(key, default):
+            return (self.root / cd.get(key, default)).resolve()
+        self.source = folder("source_directory", "source")
+        self.release = folder("release_directory", "release")
+        self.submitted = folder("submitted_directory", "submitted")
+        self.autograded = folder("autograded_directory", "autograded")
+        self.feedback = folder("feedback_directory", "feedback")
+        # the state folder: where submitted/ lives (grading/ in this course)
+        self.state = self.submitted.parent
+        self.course_id = cd.get("course_id", "default_course")
+        self.db_url = db_url or cd.get("db_url", f"sqlite:///{self.root / 'gradebook.db'}")
+        if db_url:
+            self.config.CourseDirectory.db_url = db_url
+
+    def runs(self, lesson):
+        return self.state / "runs" / lesson
+
+    def notebooks(self, lesson):
+        """Names (without .ipynb) of the lesson's released notebooks."""
+        return sorted(p.stem for p in (self.release / lesson).glob("*.ipynb"))
+
+    def fingerprint(self, lesson, settings=""):
+        """Changes when the lesson's source, the configuration, the grader's code or its settings change."""
+        h = hashlib.sha256(settings.encode())
+        paths = sorted((self.source / lesson).glob("*.ipynb")) + [self.root / "nbgrader_config.py"]
+        paths += sorted(PACKAGE.glob("*.py"))
+        for path in paths:
+            h.update(path.name.encode())
+            h.update(path.read_bytes())
+        return h.hexdigest()
+
+
+def nbgrader_env():
+    """nbgrader starts kernels (and alembic) with the first `python` on PATH: make it this interpreter."""
+    env = dict(os.environ)
+    env["PATH"] = os.path.dirname(sys.executable) + os.pathsep + env.get("PATH", "")
+    env.setdefault("PYTHONHASHSEED", "0")
+    return env

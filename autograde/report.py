@@ -1,0 +1,142 @@
+"""Step 6, report: grades.csv (one row per submitted file), summary.txt and summary.png."""
+import csv
+
+
+def graded_cells(released_nbs):
+    """[(grade cell id, points)] of the released notebooks, in order."""
+    cells = []
+    for nb in released_nbs:
+        for c in nb.cells:
+            m = c.metadata.get("nbgrader") or {}
+            if m.get("grade"):
+                cells.append((m["grade_id"], float(m.get("points", 0))))
+    return cells
+
+
+def fmt(x):
+    return "" if x is None else f"{x:g}"
+
+
+def student_status(res, cells, columns, reviewed):
+    """The status of a graded student: failed to run (...), needs manual grading, graded."""
+    if res["status"] == "failed":
+        return f"failed to run ({res['reason']})"
+    pending = any(cells.get(cid, (None, 0))[0] is None for cid, _ in columns)
+    flagged = res.get("flags") and res["student"] not in reviewed
+    return "needs manual grading" if pending or flagged else "graded"
+
+
+def rows_for(entries, results, scores, columns, reviewed):
+    """One row per entry (submitted file)."""
+    rows = []
+    for entry in entries:
+        res = results.get(entry.student)
+        row = {"student": entry.student, "file": entry.file}
+        flags = list(entry.flags)
+        notes = list(entry.notes)
+        if entry.status:                                # superseded, extra file: not graded as such
+            status, cells = entry.status, {}
+        elif res is None:
+            status, cells = "failed to run (no notebook submitted)", {}
+        else:
+            cells = scores.get(entry.student, {}) if res["status"] != "failed" else {}
+            flags += [f for f in res.get("flags", []) if f not in flags]
+            notes += [n for n in res.get("notes", []) if n not in notes]
+            status = student_status(dict(res, flags=flags), cells, columns, reviewed)
+        for cid, _ in columns:
+            row[cid] = fmt(cells[cid][0]) if cid in cells else ""
+        known = [cells[cid][0] for cid, _ in columns if cid in cells and cells[cid][0] is not None]
+        row["total"] = fmt(sum(known)) if cells else ""
+        row["max"] = fmt(sum(p for _, p in columns))
+        row["status"] = status
+        row["flags"] = "; ".join(flags) + (" (reviewed)" if flags and entry.student in reviewed else "")
+        row["notes"] = "; ".join(notes)
+        rows.append(row)
+    return rows
+
+
+def write(out, lesson, columns, rows, isolation):
+    fields = ["student", "file"] + [cid for cid, _ in columns] + ["total", "max", "status", "flags", "notes"]
+    tmp = out / "grades.csv.tmp"
+    with open(tmp, "w", newline="") as fh:
+        writer = csv.DictWriter(fh, fieldnames=fields)
+        writer.writeheader()
+        writer.writerows(rows)
+    tmp.replace(out / "grades.csv")
+    write_summary(out, lesson, columns, rows, isolation)
+
+
+def _kind(status):
+    return status.split(" (")[0]
+
+
+def write_summary(out, lesson, columns, rows, isolation):
+    graded = [r for r in rows if _kind(r["status"]) in ("graded", "needs manual grading")]
+    lines = [f"Lesson {lesson}: {len(rows)} submitted files, {len({r['student'] for r in rows})} students",
+             f"Isolation: {isolation}", ""]
+    for status in sorted({_kind(r["status"]) for r in rows}):
+        lines.append(f"  {status:<22} {sum(_kind(r['status']) == status for r in rows)}")
+    lines += ["", f"{'question (grade cell)':<32} {'max':>4} {'n':>4} {'mean':>6} {'full':>6} {'zero':>6} {'pending':>8}"]
+    for cid, points in columns:
+        values = [float(r[cid]) for r in graded if r[cid] != ""]
+        pending = sum(r[cid] == "" for r in graded)
+        mean = sum(values) / len(values) if values else float("nan")
+        full = sum(v >= points for v in values) / len(values) if values else float("nan")
+        zero = sum(v == 0 for v in values) / len(values) if values else float("nan")
+        lines.append(f"{cid:<32} {points:>4g} {len(values):>4} {mean:>6.2f} {full:>6.0%} {zero:>6.0%} {pending:>8}")
+    totals = [float(r["total"]) for r in graded if r["total"] != ""]
+    if totals:
+        lines += ["", f"total: mean {sum(totals) / len(totals):.2f} of {rows[0]['max']}, "
+                      f"min {min(totals):g}, max {max(totals):g} over {len(totals)} graded submissions"]
+    failed = [r for r in rows if r["status"].startswith("failed")]
+    if failed:
+        lines += ["", "Could not be graded (no score; look at submitted/<student>/ and logs/<student>.log):"]
+        lines += [f"  {r['student']} ({r['file']}): {r['status']}" for r in failed]
+    flagged = [r for r in rows if r["flags"]]
+    if flagged:
+        lines += ["", "Flagged for review (tampering, or a name that is not a known student id; add the id to "
+                      "reviewed.txt once checked):"]
+        lines += [f"  {r['student']}: {r['flags']}" for r in flagged]
+    other = [r for r in rows if _kind(r["status"]) not in ("graded", "needs manual grading", "failed to run")]
+    if other:
+        lines += ["", "Files not graded themselves:"] + [f"  {r['student']} ({r['file']}): {r['status']}" for r in other]
+    manual = [r["student"] for r in rows if r["status"] == "needs manual grading"]
+    if manual:
+        lines += ["", "Needs manual grading (nbgrader formgrader, or review the flags): " + ", ".join(manual)]
+    (out / "summary.txt").write_text("\n".join(lines) + "\n")
+    plot_summary(out / "summary.png", lesson, columns, graded)
+
+
+def plot_summary(path, lesson, columns, graded):
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    # Okabe-Ito colours: safe for colour-blind readers
+    kinds = [("full marks", "#009E73"), ("partial", "#E69F00"), ("zero", "#D55E00"), ("waiting for a human", "#999999")]
+    fig, (ax, ax2) = plt.subplots(1, 2, figsize=(11, 0.45 * len(columns) + 2.2), gridspec_kw={"width_ratios": [3, 2]})
+    n = max(len(graded), 1)
+    for y, (cid, points) in enumerate(columns):
+        vals = [r[cid] for r in graded]
+        counts = [sum(v != "" and float(v) >= points for v in vals), sum(v != "" and 0 < float(v) < points for v in vals),
+                  sum(v != "" and float(v) == 0 for v in vals), sum(v == "" for v in vals)]
+        left = 0
+        for (label, colour), count in zip(kinds, counts):
+            ax.barh(y, count / n, left=left, color=colour, label=label if y == 0 else None)
+            left += count / n
+    ax.set_yticks(range(len(columns)), [f"{cid} ({p:g} pt)" for cid, p in columns])
+    ax.invert_yaxis()
+    ax.set_xlim(0, 1)
+    ax.set_xlabel("fraction of graded submissions")
+    ax.set_title(f"{lesson}: score per question (n = {len(graded)})")
+    ax.legend(loc="lower center", bbox_to_anchor=(0.5, 1.08), ncol=4, fontsize=9, frameon=False)
+    totals = [float(r["total"]) for r in graded if r["total"] != ""]
+    top = sum(p for _, p in columns)
+    ax2.hist(totals, bins=[x - 0.5 for x in range(int(top) + 2)], color="#0072B2", edgecolor="white")
+    ax2.xaxis.get_major_locator().set_params(integer=True)
+    ax2.yaxis.get_major_locator().set_params(integer=True)
+    ax2.set_xlabel(f"total score (of {top:g})")
+    ax2.set_ylabel("submissions")
+    ax2.set_title("distribution of totals")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
