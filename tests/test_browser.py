@@ -1,8 +1,9 @@
 """Explorers proven in a real browser: JupyterLab in headless Chromium does what a student does.
 
 For every lesson whose solution notebook builds an explorer (`widgets.explore`): open it, Run All,
-then change every control by typing (the slider's editable readout, or the typing box next to a
-choice slider / drop-down) and with the mouse (drag the handle, pick from the list), and check that
+then change every control by typing (the slider's editable readout, the typing box next to a
+choice slider / drop-down, or a text box such as a prompt) and with the mouse (drag the handle, pick
+from the list), and check that
 the figure it drives is redrawn and that no error appears. A screenshot of every explorer after
 every change goes to artifacts/browser/ (git-ignored). Also: the student notebook's explorers show
 the "implement … first" note, the nbgrader Validate button is in the toolbar, and typing a value
@@ -218,6 +219,17 @@ class ExplorerDriver:
         select.select_option(label=other)
         self.expect_redraw(before, f"choosing {other} in {label}")
 
+    def drive_text(self, control):
+        """A text box such as a prompt (value sent on Enter): type a shorter text, then the original again."""
+        entry = control.locator("input")
+        label = control.locator(".widget-label").inner_text().strip()
+        start = entry.input_value()
+        for text in (start[:max(1, len(start) // 2)] if len(start) > 1 else start + start, start):
+            before = self.src()
+            self.type_into(entry, text)
+            self.expect_redraw(before, f"typing {text!r} into {label}")
+            assert entry.input_value() == text, f"{self.name}: {label} shows {entry.input_value()!r}, not {text!r}"
+
     def drive_all(self):
         self.box.scroll_into_view_if_needed()
         assert self.src().startswith("data:image/png"), f"{self.name}: no figure after Run All: " \
@@ -226,12 +238,15 @@ class ExplorerDriver:
         typeable = self.box.locator(".ac-typeable")
         sliders = self.box.locator(".widget-slider:not(.ac-typeable .widget-slider)")
         dropdowns = self.box.locator(".widget-dropdown:not(.ac-typeable .widget-dropdown)")
+        texts = self.box.locator(".widget-text:not(.ac-typeable .widget-text)")
         for i in range(sliders.count()):
             self.drive_number_slider(sliders.nth(i))
         for i in range(typeable.count()):
             self.drive_typeable(typeable.nth(i))
         for i in range(dropdowns.count()):
             self.drive_plain_dropdown(dropdowns.nth(i))
+        for i in range(texts.count()):
+            self.drive_text(texts.nth(i))
         assert self.changes >= 1, f"{self.name}: no control to change"
 
 
