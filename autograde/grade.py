@@ -3,12 +3,8 @@
 Same as `python -m autograde ...`; see autograde/README.md.
 """
 import sys
-from pathlib import Path
 
-if __package__ in (None, ""):
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from autograde.cli import main  # noqa: E402
+from autograde.cli import main   # the package is installed with the course (pyproject.toml)
 
 if __name__ == "__main__":
     main()

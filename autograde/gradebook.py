@@ -99,7 +99,7 @@ def add_lesson(course, lesson, log=print):
             os.chdir(cwd)
         if not result["success"]:
             raise SystemExit(f"could not add {lesson} to the gradebook:\n{result.get('log', '')}{result.get('error', '')}\n"
-                             f"run `python tools/release.py {lesson}` and try again")
+                             f"run `make release` (or `python -m course_dev.release {lesson}`) and try again")
         for path in sorted((Path(tmp) / lesson).glob("*.ipynb")):
             fresh = nbformat.read(str(path), as_version=4)
             committed_path = course.release / lesson / path.name
@@ -108,7 +108,7 @@ def add_lesson(course, lesson, log=print):
                 == [(c.cell_type, c.source, c.metadata.get("nbgrader")) for c in committed.cells]
             if not same:
                 raise SystemExit(f"{committed_path} is not what {course.source / lesson} releases, so the gradebook "
-                                 f"cannot be built from it. Run `python tools/release.py {lesson}` (or `make release`), "
+                                 f"cannot be built from it. Run `make release` (or `python -m course_dev.release {lesson}`), "
                                  f"check that students received that version, then grade again.")
     log(f"added {lesson} to the gradebook from the release (nbgrader generate_assignment, checked against "
         f"{course.release / lesson})")

@@ -163,7 +163,11 @@ def main():
     die_with_parent()
     os.umask(0o022)
     import nbgrader.converters  # noqa: F401  (import once, before the first job)
+    from course_dev import nbclient_fix
+
     from . import execute  # noqa: F401
+
+    nbclient_fix.apply()   # jupyter/nbclient#312: widget cells could stall until the cell timeout
     out = os.fdopen(os.dup(1), "w")          # the protocol: only this process writes it
     os.dup2(2, 1)                            # kernels and libraries that print go to the log instead
     sys.stdout = sys.stderr
