@@ -15,6 +15,9 @@ EXERCISES = {
             "only single vectors": ("def rnn_step(h, x, W_h, W_x, b):\n"
                                     "    return np.tanh(W_h @ h + W_x @ x + b)", None),
             "returns None": ("def rnn_step(h, x, W_h, W_x, b):\n    np.tanh(h @ W_h.T + x @ W_x.T + b)", "return"),
+            "W_x not transposed": ("def rnn_step(h, x, W_h, W_x, b):\n    return np.tanh(h @ W_h.T + x @ W_x + b)", None),
+            "both weights transposed the wrong way": ("def rnn_step(h, x, W_h, W_x, b):\n"
+                                                      "    return np.tanh(h @ W_h + (W_x @ x.T).T + b)", "without the transpose"),
         },
         "right": {
             "column-vector maths": "def rnn_step(h, x, W_h, W_x, b):\n    return np.tanh((W_h @ h[..., None])[..., 0] + (W_x @ x[..., None])[..., 0] + b)",
@@ -40,6 +43,9 @@ EXERCISES = {
                             "    return np.stack(out)", "shape"),
             "only the last state": ("def rnn_run(xs, h0, W_h, W_x, b):\n    h = h0\n"
                                     "    for x in xs:\n        h = rnn_step(h, x, W_h, W_x, b)\n    return h", "shape"),
+            "starts from zeros, not h0": ("def rnn_run(xs, h0, W_h, W_x, b):\n    h, out = np.zeros_like(h0), []\n"
+                                          "    for x in xs:\n        h = rnn_step(h, x, W_h, W_x, b); out.append(h)\n"
+                                          "    return np.stack(out)", "h0 is ignored"),
             "drops the last token": ("def rnn_run(xs, h0, W_h, W_x, b):\n    h, out = h0, [h0]\n"
                                      "    for x in xs[:-1]:\n        h = rnn_step(h, x, W_h, W_x, b); out.append(h)\n"
                                      "    return np.stack(out)", None),
@@ -47,6 +53,12 @@ EXERCISES = {
         "right": {
             "preallocated array": "def rnn_run(xs, h0, W_h, W_x, b):\n    out = np.empty((len(xs), len(h0)))\n    h = h0\n"
                                   "    for t in range(len(xs)):\n        h = out[t] = rnn_step(h, xs[t], W_h, W_x, b)\n    return out",
+            "torch nn.RNN inside": ("def rnn_run(xs, h0, W_h, W_x, b):\n"
+                                    "    rnn = torch.nn.RNN(W_x.shape[1], W_x.shape[0]).double()\n"
+                                    "    with torch.no_grad():\n"
+                                    "        rnn.weight_hh_l0.copy_(torch.as_tensor(W_h)); rnn.weight_ih_l0.copy_(torch.as_tensor(W_x))\n"
+                                    "        rnn.bias_ih_l0.copy_(torch.as_tensor(b)); rnn.bias_hh_l0.zero_()\n"
+                                    "        return rnn(torch.as_tensor(xs), torch.as_tensor(h0)[None])[0].numpy()"),
             "recursion": "def rnn_run(xs, h0, W_h, W_x, b):\n    h = rnn_step(h0, xs[0], W_h, W_x, b)\n"
                          "    return h[None] if len(xs) == 1 else np.vstack([h[None], rnn_run(xs[1:], h, W_h, W_x, b)])",
         },
