@@ -45,7 +45,7 @@ grade: $(STAMP)
 # Notebook run times, grading throughput, widget latency, peak memory -> benchmarks/results.json
 # (e.g. make bench BENCH_ARGS="--only notebooks,memory --repeat 1"; see README "Performance").
 bench: $(STAMP)
-	$(BIN)/python benchmarks/bench.py $(BENCH_ARGS)
+	$(BIN)/python -m course_dev.bench $(BENCH_ARGS)
 
 # A JupyterHub for the class on this machine (hub/class.toml; see README "A class on JupyterHub").
 hub: $(STAMP) hub-proxy

@@ -1,6 +1,5 @@
-"""Smoke test of benchmarks/bench.py on a tiny configuration (a check that the script works, not a
+"""Smoke test of course_dev/bench.py (make bench) on a tiny configuration (a check that the script works, not a
 timed test: no figure here is compared with a budget)."""
-import importlib.util
 import json
 
 import nbformat
@@ -13,10 +12,8 @@ pytestmark = pytest.mark.xdist_group("bench")
 
 @pytest.fixture(scope="module")
 def bench():
-    spec = importlib.util.spec_from_file_location("bench", ROOT / "benchmarks" / "bench.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    from course_dev import bench
+    return bench
 
 
 def fake_results():

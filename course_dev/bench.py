@@ -1,6 +1,6 @@
 """Benchmarks for the course: notebook run times, grading throughput, widget latency and peak memory.
 
-    python benchmarks/bench.py [--only notebooks,grading,widgets,memory] [--repeat 3]
+    python -m course_dev.bench [--only notebooks,grading,widgets,memory] [--repeat 3]
                                [--lesson 01_why_attention] [--submissions 20] [--workers N]
                                [--changes 20] [--lessons L1,L2] [--json benchmarks/results.json] [--readme]
 
@@ -503,7 +503,7 @@ def main(argv=None):
                         "cpus": os.cpu_count(), "load_start": os.getloadavg()[0],
                         "python": platform.python_version(), "platform": platform.platform(),
                         "parts": args.parts, "lessons": args.names,
-                        "command": shlex.join(["python", "benchmarks/bench.py"] + [
+                        "command": shlex.join(["python", "-m", "course_dev.bench"] + [
                             a for a in (sys.argv[1:] if argv is None else argv) if a != "--readme"])}}
     if "notebooks" in args.parts:
         log(f"notebooks: floor + {len(args.names)} solution notebook(s), {args.repeat} round(s)")
