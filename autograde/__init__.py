@@ -6,8 +6,10 @@ The steps, one module each (see README.md in this folder):
   tamper    static rules (RULES) and the run-time integrity guard (guard.py)
   sandbox   every notebook's kernel in a bubblewrap sandbox with limits (sandbox.py, execute.py)
   worker    long-lived workers: nbgrader's Autograde + feedback, against a private gradebook copy
+  pool      the command's side of the workers: one job at a time, a wall-clock cap, restarts
   gradebook snapshot, fresh-clone set-up, one transaction per student
   feedback  feedback pages without the hidden tests
   report    grades.csv, summary.txt, summary.png
+  batch     the steps in order, for one lesson (run)
   cli       the command: python -m autograde LESSON SUBMISSIONS (or autograde/grade.py, make grade)
 """

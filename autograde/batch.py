@@ -1,0 +1,299 @@
+"""The batch: collect -> repair -> tamper scan -> sandboxed run on the pool -> gradebook (one
+transaction per student) -> feedback -> report. `run(args)` is what the command does."""
+import ast
+import builtins
+import hashlib
+import json
+import os
+import shutil
+import sys
+import time
+from dataclasses import asdict
+from pathlib import Path
+
+from . import collect as collect_step
+from . import gradebook, report, sandbox, tamper
+from .course import Course, nbgrader_env
+from .feedback import failure_page
+from .pool import Pool, run_jobs
+from .repairs import Broken, repair
+
+
+def limits_from(args):
+    return sandbox.Limits(memory=sandbox.parse_size(args.memory), cpu=args.cpu, processes=args.processes,
+                          file_size=sandbox.parse_size(args.file_size), output=sandbox.parse_size(args.output))
+
+
+def isolation_of(args, limits):
+    if args.no_sandbox:
+        return "none: --no-sandbox was given, student code ran with the grader's permissions", "none"
+    why = sandbox.probe()
+    if why:
+        raise SystemExit(f"Refusing to grade: no sandbox for student code ({why}).\n"
+                         "Install bubblewrap (Debian/Ubuntu: sudo apt-get install bubblewrap), or, knowing that "
+                         "student code will then run with your permissions, pass --no-sandbox.")
+    who = "a throw-away uid per worker" if os.geteuid() == 0 else "your uid in a user namespace"
+    lim = ", ".join(f"{k} {v}" for k, v in limits.describe().items())
+    return (f"bubblewrap sandbox per notebook (no network, own pid namespace, read-only Python, private scratch, "
+            f"{who}); limits: {lim}"), "bwrap"
+
+
+# --------------------------------------------------------------------------------------------
+# what the tests rely on
+
+def aliases_and_builtins(released_nbs, solution_nbs):
+    """Module aliases the tests use ({'np': 'numpy', 'checks': 'attention_course.checks'}), and the
+    builtins they use, read from the released notebooks' imports and the solutions' test cells."""
+    used = set()
+    for nb in solution_nbs:
+        used |= tamper.test_names(nb)
+    aliases = {}
+    for nb in released_nbs:
+        for cell in nb.cells:
+            if cell.cell_type != "code":
+                continue
+            try:
+                tree = ast.parse("\n".join(l for l in cell.source.splitlines() if not l.lstrip().startswith(("%", "!"))))
+            except SyntaxError:
+                continue
+            for node in ast.walk(tree):
+                if isinstance(node, ast.Import):
+                    for a in node.names:
+                        name = a.asname or a.name.split(".")[0]
+                        aliases[name] = a.name if a.asname else a.name.split(".")[0]
+                elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                    for a in node.names:
+                        aliases[a.asname or a.name] = f"{node.module}.{a.name}"
+    import importlib.util
+    keep = {}
+    for name, module in aliases.items():
+        if name in used and module.split(".")[0] in ("numpy", "torch", "attention_course", "math"):
+            try:
+                if importlib.util.find_spec(module) is not None:
+                    keep[name] = module
+            except (ImportError, ValueError):
+                pass
+    return keep, sorted(used & set(dir(builtins)))
+
+
+
+def write_json(path, data):
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(data, indent=1, sort_keys=True, default=str))
+    tmp.replace(path)
+
+
+def replace_dir(src, dest):
+    if dest.exists():
+        shutil.rmtree(dest)
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    shutil.move(str(src), str(dest))
+
+
+def run(args):
+    """Grade args.lesson for the whole class (args: see cli.parse_args); returns the rows of grades.csv."""
+    import warnings
+    import nbformat
+    warnings.filterwarnings("ignore", message=".*not in session.*")     # nbgrader's add_submission, harmless
+    os.environ["PATH"] = nbgrader_env()["PATH"]       # nbgrader runs `alembic` from PATH
+    say = (lambda *a: None) if args.quiet else (lambda *a: print(*a, file=sys.stderr, flush=True))
+    course = Course(args.root, db_url=args.db_url)
+    lesson = args.lesson
+    notebooks = course.notebooks(lesson)
+    if not notebooks:
+        raise SystemExit(f"lesson {lesson!r} has no released notebook in {course.release / lesson}: "
+                         f"run `make release` first")
+    phases, t0 = {}, time.perf_counter()
+
+    def phase(name, since):
+        phases[name] = round(phases.get(name, 0.0) + time.perf_counter() - since, 3)
+        return time.perf_counter()
+    limits = limits_from(args)
+    isolation, kind = isolation_of(args, limits)
+    out = Path(args.out).resolve() if args.out else course.runs(lesson)
+    for sub in ("sanitized", "results", "logs", "feedback"):
+        (out / sub).mkdir(parents=True, exist_ok=True)
+    work = course.state / "work"
+    work.mkdir(parents=True, exist_ok=True)
+
+    t = phase("start", t0)
+    # the gradebook: a fresh clone gets the lesson from the release; then a snapshot
+    missing = gradebook.lesson_in_gradebook(course, lesson, notebooks)
+    if missing:
+        say(f"{missing}: adding it from the release")
+        gradebook.add_lesson(course, lesson, log=say)
+    snap, why = gradebook.snapshot(course)
+    say(f"gradebook snapshot: {snap}" if snap else f"gradebook snapshot: none ({why})")
+
+    t = phase("gradebook set-up and snapshot", t)
+    # collect
+    roster = collect_step.read_roster(args.roster) if args.roster else None
+    if args.submissions == "exchange":
+        entries = collect_step.collect_exchange(course, lesson)
+    else:
+        entries = collect_step.collect_folder(course, lesson, args.submissions, roster)
+    students = sorted({e.student for e in entries if (course.submitted / e.student / lesson).is_dir()})
+    likely = [s for s in students if args.force or not (out / "results" / f"{s}.json").exists()]
+    pool = Pool(min(args.workers, len(likely)), out / "logs")      # their imports overlap with the repairs
+
+    t = phase("collect", t)
+    released = {nb: nbformat.read(str(course.release / lesson / f"{nb}.ipynb"), as_version=4) for nb in notebooks}
+    solutions = [nbformat.read(str(p), as_version=4) for p in sorted((course.source / lesson).glob("*.ipynb"))]
+    protected = set()
+    for nb in solutions:
+        protected |= tamper.test_names(nb)
+    aliases, builtin_names = aliases_and_builtins(released.values(), solutions)
+    settings = json.dumps({"limits": asdict(limits), "sandbox": kind, "cap": args.timeout,
+                           "cell": args.cell_timeout}, sort_keys=True)
+    fingerprint = course.fingerprint(lesson, settings)
+    reviewed_file = out / "reviewed.txt"
+    reviewed = set(reviewed_file.read_text().split()) if reviewed_file.exists() else set()
+
+    # repair and scan (fast, here)
+    results, jobs = {}, []
+    scores_now, _ = gradebook.read_scores(course, lesson, students)
+    for student in students:
+        src = course.submitted / student / lesson
+        notes, flags = [], []
+        dest = out / "sanitized" / student / lesson
+        shutil.rmtree(dest, ignore_errors=True)
+        dest.mkdir(parents=True)
+        key = hashlib.sha256(fingerprint.encode())
+        failure = None
+        submitted = sorted(p for p in src.glob("*.ipynb") if not p.name.startswith("."))
+        for nb_name in notebooks:
+            path = src / f"{nb_name}.ipynb"
+            if not path.exists():
+                others = [p for p in submitted if p.stem not in notebooks]
+                if len(notebooks) == 1 and len(others) == 1:
+                    path = others[0]
+                    notes.append(f"notebook renamed to {path.name}: graded as {nb_name}.ipynb")
+                else:
+                    failure = failure or ("no notebook submitted" if not submitted else f"notebook {nb_name}.ipynb missing")
+                    continue
+            raw = path.read_bytes()
+            key.update(raw)
+            try:
+                nb, repaired = repair(raw, released[nb_name])
+            except Broken as err:
+                failure = failure or str(err)
+                continue
+            notes += repaired
+            flags += tamper.scan(nb, protected)
+            nbformat.write(nb, str(dest / f"{nb_name}.ipynb"))
+        for extra in src.iterdir():               # data files the student submitted
+            if extra.is_file() and extra.suffix != ".ipynb":
+                shutil.copy(extra, dest / extra.name)
+                if extra.name != "timestamp.txt":
+                    key.update(extra.read_bytes())
+        record = {"student": student, "key": key.hexdigest(), "notes": notes, "flags": flags}
+        if failure:
+            results[student] = dict(record, status="failed", reason=failure, seconds=0.0)
+            continue
+        previous = out / "results" / f"{student}.json"
+        old = json.loads(previous.read_text()) if previous.exists() else None
+        have = all((course.autograded / student / lesson / f"{nb}.ipynb").is_file() for nb in notebooks) \
+            and student in scores_now
+        if old and old.get("key") == record["key"] and not args.force and (old["status"] == "failed" or have):
+            results[student] = old
+            continue
+        results[student] = record
+        staging = work / "students" / student
+        staging.mkdir(parents=True, exist_ok=True)
+        jobs.append({"kind": "grade", "root": str(course.root), "lesson": lesson, "student": student,
+                     "notebooks": notebooks, "sanitized": str(out / "sanitized"),
+                     "autograded": str(staging / "autograded"), "feedback": str(staging / "feedback"),
+                     "db": str(staging / "gradebook.db"), "template": str(work / f"template-{lesson}.db"),
+                     "log": str(out / "logs" / f"{student}.log"), "limits": asdict(limits), "sandbox": kind,
+                     "aliases": aliases, "builtin_names": builtin_names, "cell_timeout": args.cell_timeout})
+
+    t = phase("repair and scan", t)
+    worker_phases = {}
+
+    # grade the new or changed submissions on long-lived workers; commit each student at once
+    def on_result(job, res):
+        student = job["student"]
+        for key, value in (res.get("phases") or {}).items():
+            worker_phases[key] = round(worker_phases.get(key, 0.0) + value, 3)
+        rec = results[student]
+        rec["flags"] = list(dict.fromkeys(rec["flags"] + res.get("flags", [])))
+        rec["seconds"] = res.get("seconds", 0.0)
+        rec["sandbox"] = res.get("sandbox", {})
+        if job["kind"] == "feedback":
+            return
+        if res.get("ok"):
+            c0 = time.perf_counter()
+            gradebook.commit(course, lesson, student, res["results"])          # one transaction
+            replace_dir(Path(res["autograded"]), course.autograded / student / lesson)
+            pages = res.get("feedback") or []
+            fb_dest = course.feedback / student / lesson
+            if pages:
+                replace_dir(Path(pages[0]).parent, fb_dest)
+                shutil.copy(fb_dest / Path(pages[0]).name, out / "feedback" / f"{student}.html")
+            rec.update(status="graded", reason="", feedback_print=res.get("feedback_print"))
+            phase("commit (in the grading phase)", c0)
+        else:
+            rec.update(status="failed", reason=res.get("reason") or "unknown", trace=res.get("trace", ""))
+        write_json(out / "results" / f"{student}.json", rec)
+
+    def progress(n, total, job, res):
+        what = "ok" if res.get("ok") else res.get("reason", "")[:40]
+        say(f"[{n}/{total}] {job['student']}: {what} ({res.get('seconds', 0):.1f} s)")
+
+    if jobs:
+        manual = gradebook.read_manual(course, lesson, [j["student"] for j in jobs])
+        for job in jobs:
+            job["manual"] = manual.get(job["student"])
+        template = work / f"template-{lesson}-{fingerprint[:16]}.db"
+        if not template.exists():                      # the lesson's definition only: reused while unchanged
+            for old in work.glob(f"template-{lesson}-*.db"):
+                old.unlink()
+            gradebook.make_template(course, lesson, work / "template.tmp")
+            (work / "template.tmp").replace(template)
+        for job in jobs:
+            job["template"] = str(template)
+        say(f"grading {len(jobs)} submission(s) of {lesson} on {min(args.workers, len(jobs))} worker(s); "
+            f"isolation: {isolation}")
+        run_jobs(jobs, args.workers, args.timeout, out / "logs", on_result, progress, pool)
+    pool.close()
+    t = phase("grading (workers)", t)
+    for student, res in results.items():
+        if res["status"] == "failed":
+            write_json(out / "results" / f"{student}.json", res)
+
+    # feedback: pages made with other scores than the gradebook's now (hand grading) are made again
+    ok = [s for s in students if results[s]["status"] != "failed"]
+    scores, prints = gradebook.read_scores(course, lesson, ok)
+    stale = [s for s in ok if prints.get(s) != results[s].get("feedback_print")
+             or not (out / "feedback" / f"{s}.html").exists()]
+    if stale:
+        refresh = [{"kind": "feedback", "root": str(course.root), "lesson": lesson, "student": s,
+                    "db_url": course.db_url, "feedback": str(work / "students" / s / "feedback")} for s in stale]
+
+        def on_feedback(job, res):
+            pages = res.get("feedback") or []
+            s = job["student"]
+            if pages:
+                replace_dir(Path(pages[0]).parent, course.feedback / s / lesson)
+                shutil.copy(course.feedback / s / lesson / Path(pages[0]).name, out / "feedback" / f"{s}.html")
+                results[s]["feedback_print"] = prints.get(s)
+                write_json(out / "results" / f"{s}.json", results[s])
+        run_jobs(refresh, args.workers, args.timeout, out / "logs", on_feedback, lambda *a: None)
+    for s in students:
+        if results[s]["status"] == "failed":
+            (out / "feedback" / f"{s}.html").write_text(failure_page(s, lesson, results[s]["reason"]))
+    shutil.rmtree(work / "students", ignore_errors=True)
+    t = phase("feedback refresh", t)
+
+    # report
+    columns = report.graded_cells([released[nb] for nb in notebooks])
+    rows = report.rows_for(entries, results, scores, columns, reviewed)
+    report.write(out, lesson, columns, rows, isolation)
+    phase("report", t)
+    phases["total"] = round(time.perf_counter() - t0, 3)
+    write_json(out / "timings.json", {"phases": phases, "worker_phases_summed": worker_phases,
+                                      "graded": len(jobs), "workers": args.workers, "isolation": kind})
+    if not args.quiet:
+        print((out / "summary.txt").read_text())
+        print(f"wrote {out / 'grades.csv'}, {out / 'summary.txt'}, {out / 'summary.png'} and {out / 'feedback'}/")
+    return rows

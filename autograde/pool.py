@@ -1,0 +1,147 @@
+"""Step 4d, the pool (in the grading command): long-lived `python -m autograde.worker` processes,
+fed one job at a time; a worker past the wall-clock cap is killed (its sandboxes die with it) and
+replaced."""
+import json
+import os
+import queue
+import signal
+import subprocess
+import sys
+import threading
+import time
+
+from .course import PACKAGE, nbgrader_env
+
+
+
+class Worker:
+    """A long-lived `python -m autograde.worker` process (nbgrader imported once)."""
+
+    def __init__(self, index, log_dir):
+        env = nbgrader_env()
+        env["PYTHONPATH"] = str(PACKAGE.parent) + os.pathsep + env.get("PYTHONPATH", "")
+        self.index = index
+        self.stderr = open(log_dir / f"worker-{index}.log", "ab")
+        self.proc = subprocess.Popen([sys.executable, "-m", "autograde.worker"], stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, stderr=self.stderr, env=env, start_new_session=True)
+        self.lines = queue.Queue()
+        threading.Thread(target=self._read, daemon=True).start()
+        self.ready = False
+
+    def _read(self):
+        for line in self.proc.stdout:
+            self.lines.put(line)
+        self.lines.put(None)
+
+    def ask(self, job, timeout):
+        """Send a job; the answer, or None if the worker died or ran past `timeout` (then it is killed)."""
+        deadline = time.monotonic() + timeout
+        if not self.ready:
+            first = self._get(deadline + 120)
+            try:
+                if not first or "ready" not in json.loads(first):
+                    return None
+            except ValueError:
+                return None
+            self.ready = True
+        try:
+            self.proc.stdin.write((json.dumps(job) + "\n").encode())
+            self.proc.stdin.flush()
+        except OSError:
+            return None
+        line = self._get(deadline)
+        try:
+            return json.loads(line) if line else None
+        except ValueError:
+            self.kill()
+            return None
+
+    def _get(self, deadline):
+        try:
+            return self.lines.get(timeout=max(0.1, deadline - time.monotonic()))
+        except queue.Empty:
+            self.kill()
+            return None
+
+    def kill(self):
+        try:
+            os.killpg(self.proc.pid, signal.SIGKILL)    # the worker and its sandboxes (--die-with-parent)
+        except (ProcessLookupError, PermissionError):
+            pass
+        self.proc.wait()
+
+    def close(self):
+        try:
+            self.proc.stdin.close()
+            self.proc.wait(timeout=10)
+        except (OSError, subprocess.TimeoutExpired):
+            self.kill()
+        self.stderr.close()
+
+
+class Pool:
+    """Workers started ahead of time, so that their imports overlap with the command's own set-up."""
+
+    def __init__(self, count, log_dir):
+        self.idle = [Worker(i, log_dir) for i in range(count)]
+
+    def take(self, index, log_dir):
+        return self.idle.pop() if self.idle else Worker(index, log_dir)
+
+    def close(self):
+        for worker in self.idle:
+            worker.close()
+        self.idle = []
+
+
+def run_jobs(jobs, workers, cap, log_dir, on_result, progress, pool=None):
+    """Grade `jobs` on `workers` long-lived workers; on_result(job, result) runs in this thread."""
+    pool = pool or Pool(0, log_dir)
+    todo = queue.Queue()
+    for job in jobs:
+        todo.put(job)
+    done = queue.Queue()
+
+    def serve(index):
+        try:
+            work(index)
+        except BaseException as err:                # never leave the batch waiting for a dead thread
+            while True:
+                try:
+                    job = todo.get_nowait()
+                except queue.Empty:
+                    break
+                done.put((job, {"student": job["student"], "ok": False, "reason": f"grading crashed: {err}"}))
+            raise
+
+    def work(index):
+        worker = pool.take(index, log_dir)
+        try:
+            while True:
+                try:
+                    job = todo.get_nowait()
+                except queue.Empty:
+                    return
+                start = time.monotonic()
+                result = worker.ask(job, cap)
+                if result is None:
+                    seconds = time.monotonic() - start
+                    reason = f"timed out after {cap:g} s" if seconds >= cap - 1 else "the grading worker died"
+                    result = {"student": job["student"], "ok": False, "reason": reason, "seconds": round(seconds, 1)}
+                    worker.kill()
+                    worker = Worker(index, log_dir)
+                done.put((job, result))
+        finally:
+            worker.close()
+
+    threads = [threading.Thread(target=serve, args=(i,), daemon=True) for i in range(max(1, min(workers, len(jobs))))]
+    for t in threads:
+        t.start()
+    for n in range(len(jobs)):
+        job, result = done.get()
+        on_result(job, result)
+        progress(n + 1, len(jobs), job, result)
+    for t in threads:
+        t.join()
+
+
