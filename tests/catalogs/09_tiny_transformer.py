@@ -209,12 +209,15 @@ assert max(acc["one head (d_k = 32)"]) < min(full) and mean(acc["one head (d_k =
 assert one_head_mass[0, 0].max() < 0.5 and min(one_head_mass[0, 0]) > 0.15, one_head_mass[0, 0]
 # residual connections: hardly anything learned, below the position-blind limit
 assert max(acc["no residual connections"]) < blind_best
-# layer norm: a little but consistently worse; test loss several times higher
-assert max(acc["no layer norm"]) < min(full) and mean(acc["no layer norm"]) > mean(full) - 0.05
-assert min(loss["no layer norm"]) > max(loss["full model"]) and mean(loss["no layer norm"]) > 2 * mean(loss["full model"])
+# layer norm: a little worse on average (mean accuracy lower, mean test loss several times higher), a small gap
+# next to the other rows; the worst run without it is below every full-model run, the best comes close
+assert mean(full) - 0.08 < mean(acc["no layer norm"]) < mean(full) - 0.005
+assert mean(loss["no layer norm"]) > 2 * mean(loss["full model"])
+assert min(acc["no layer norm"]) < min(full) and max(acc["no layer norm"]) > min(full) - 0.03
 # section 7 and the review: heads of block 1 specialise in the left and the right neighbour
 left_head, right_head = neighbour_mass[0, :, 0].argmax(), neighbour_mass[0, :, 2].argmax()
 assert left_head != right_head and neighbour_mass[0, left_head, 0] > 0.5 and neighbour_mass[0, right_head, 2] > 0.45
 assert neighbour_mass[0, right_head, 2] == neighbour_mass[0, right_head].max(), "the right head's largest share"
+assert neighbour_mass[0, left_head, 0] == neighbour_mass[0, left_head].max(), "the left head's largest share"
 print("every claim holds")
 '''
