@@ -1,11 +1,12 @@
 """Every lesson, executed for real: the solution runs clean, the student version fails only where it
 should, and every exercise's tests catch the known mistakes while accepting correct variants."""
 import contextlib
+import runpy
 
 import pytest
 
 from conftest import lesson_params
-from harness import (LESSONS, LiveKernel, describe, errors, exercises, grade_id, is_answer, is_test,
+from harness import (CATALOGS, LESSONS, LiveKernel, describe, errors, exercises, grade_id, is_answer, is_test,
                      load_catalog, nbgrader_meta, read, solution_path, stderr, student_path)
 
 CODE_WRONG, CODE_RIGHT, QUIZ_WRONG, QUIZ_RIGHT = 4, 2, 2, 1
@@ -56,6 +57,17 @@ def test_every_figure_has_alt_text(solved):
     assert not missing, f"image outputs without alt text in cells {missing}: show figures with plots.show(fig, alt=...)"
     alts = solved.value("[e.alt_text for e in __import__('attention_course.widgets').widgets.Explorer.instances]")
     assert all(a.strip() for a in alts), f"every explorer image has alt text: {alts}"
+
+
+@pytest.mark.parametrize("lesson", lesson_params())
+def test_claims_in_the_prose_hold(solved):
+    """A catalog may define CLAIMS: test-only code, run in the solved kernel, that asserts what the lesson's prose
+    says about its own measurements (kept out of the notebook, where a student's run could trip it)."""
+    claims = runpy.run_path(str(CATALOGS / f"{solved.lesson}.py")).get("CLAIMS")
+    if not claims:
+        pytest.skip("no CLAIMS in this lesson's catalog")
+    outputs = solved.run(claims)
+    assert not errors(outputs) and not stderr(outputs), describe(outputs)
 
 
 @pytest.mark.parametrize("lesson", lesson_params())
