@@ -2,7 +2,7 @@
 and correct variants (must keep full marks) for lesson 06."""
 from catalog_tools import quiz
 
-_MHA = "def multi_head_attention(X, W_Q, W_K, W_V, W_O, h, mask=None):\n"
+_MHA = "def multi_head_attention(X, W_Q, W_K, W_V, W_O, num_heads, mask=None):\n    h = num_heads\n"
 _PROJ = "    Q, K, V = (split_heads(X @ W, h) for W in (W_Q, W_K, W_V))\n"
 _SCORES = "    s = Q @ np.swapaxes(K, -1, -2) / np.sqrt(Q.shape[-1])\n"
 _MASK = "    if mask is not None:\n        s = np.where(mask, s, -np.inf)\n"
@@ -33,39 +33,39 @@ def _module(split=_F_SPLIT, scores=_F_SCORES, mask=_F_MASK, merge=_F_MERGE, out=
 EXERCISES = {
     "split-heads": {
         "wrong": {
-            "plain reshape": ("def split_heads(X, h):\n"
+            "plain reshape": ("def split_heads(X, num_heads):\n    h = num_heads\n"
                               "    return X.reshape(*X.shape[:-2], h, X.shape[-2], X.shape[-1] // h)", "plain reshape"),
-            "columns dealt out in turn": ("def split_heads(X, h):\n"
+            "columns dealt out in turn": ("def split_heads(X, num_heads):\n    h = num_heads\n"
                                           "    return np.moveaxis(X.reshape(*X.shape[:-1], X.shape[-1] // h, h), -1, -3)",
                                           "dealt out in turn"),
-            "no swap of axes": ("def split_heads(X, h):\n    return X.reshape(*X.shape[:-1], h, X.shape[-1] // h)", "shape"),
-            "only one sequence": ("def split_heads(X, h):\n    T, d = X.shape\n"
+            "no swap of axes": ("def split_heads(X, num_heads):\n    h = num_heads\n    return X.reshape(*X.shape[:-1], h, X.shape[-1] // h)", "shape"),
+            "only one sequence": ("def split_heads(X, num_heads):\n    h = num_heads\n    T, d = X.shape\n"
                                   "    return X.reshape(T, h, d // h).transpose(1, 0, 2)", None),
-            "wrong axes swapped": ("def split_heads(X, h):\n"
+            "wrong axes swapped": ("def split_heads(X, num_heads):\n    h = num_heads\n"
                                    "    return np.swapaxes(X.reshape(*X.shape[:-1], h, X.shape[-1] // h), -1, -3)", None),
         },
         "right": {
-            "slices stacked": "def split_heads(X, h):\n    dk = X.shape[-1] // h\n"
+            "slices stacked": "def split_heads(X, num_heads):\n    h = num_heads\n    dk = X.shape[-1] // h\n"
                               "    return np.stack([X[..., i * dk:(i + 1) * dk] for i in range(h)], axis=-3)",
-            "np.split": "def split_heads(X, h):\n    return np.stack(np.split(X, h, axis=-1), axis=-3)",
-            "moveaxis": "def split_heads(X, h):\n    return np.moveaxis(X.reshape(*X.shape[:-1], h, -1), -2, -3)",
+            "np.split": "def split_heads(X, num_heads):\n    h = num_heads\n    return np.stack(np.split(X, h, axis=-1), axis=-3)",
+            "moveaxis": "def split_heads(X, num_heads):\n    h = num_heads\n    return np.moveaxis(X.reshape(*X.shape[:-1], h, -1), -2, -3)",
         },
     },
     "merge-heads": {
         "wrong": {
-            "plain reshape": ("def merge_heads(H):\n"
+            "plain reshape": ("def merge_heads(heads):\n    H = heads\n"
                               "    return H.reshape(*H.shape[:-3], H.shape[-2], H.shape[-3] * H.shape[-1])", "plain reshape"),
-            "interleaved": ("def merge_heads(H):\n"
+            "interleaved": ("def merge_heads(heads):\n    H = heads\n"
                             "    return np.moveaxis(H, -3, -1).reshape(*H.shape[:-3], H.shape[-2], -1)", "interleaved"),
-            "sum of the heads": ("def merge_heads(H):\n    return H.sum(axis=-3)", "shape"),
-            "only one sequence": ("def merge_heads(H):\n    return np.concatenate(list(H), axis=-1)", "round trip"),
-            "mean of the heads": ("def merge_heads(H):\n    return H.mean(axis=-3)", "shape"),
+            "sum of the heads": ("def merge_heads(heads):\n    H = heads\n    return H.sum(axis=-3)", "shape"),
+            "only one sequence": ("def merge_heads(heads):\n    H = heads\n    return np.concatenate(list(H), axis=-1)", "round trip"),
+            "mean of the heads": ("def merge_heads(heads):\n    H = heads\n    return H.mean(axis=-3)", "shape"),
         },
         "right": {
-            "concatenate": "def merge_heads(H):\n"
+            "concatenate": "def merge_heads(heads):\n    H = heads\n"
                            "    return np.concatenate([H[..., i, :, :] for i in range(H.shape[-3])], axis=-1)",
-            "moveaxis": "def merge_heads(H):\n    return np.moveaxis(H, -3, -2).reshape(*H.shape[:-3], H.shape[-2], -1)",
-            "torch inside": "def merge_heads(H):\n    t = torch.as_tensor(H)\n"
+            "moveaxis": "def merge_heads(heads):\n    H = heads\n    return np.moveaxis(H, -3, -2).reshape(*H.shape[:-3], H.shape[-2], -1)",
+            "torch inside": "def merge_heads(heads):\n    H = heads\n    t = torch.as_tensor(H)\n"
                             "    return t.transpose(-3, -2).reshape(*t.shape[:-3], t.shape[-2], -1).numpy()",
         },
     },
@@ -85,6 +85,10 @@ EXERCISES = {
             "mask ignored": (_MHA + _PROJ + _SCORES + _END, "blocked positions"),
             "softmax over the queries": (_MHA + _PROJ + _SCORES + _MASK + "    w = softmax(s, axis=-2)\n"
                                          "    return merge_heads(w @ V) @ W_O, w\n", "sum of every row"),
+            "returns (weights, output)": (_MHA + _PROJ + _SCORES + _MASK + "    w = softmax(s)\n"
+                                          "    return w, merge_heads(w @ V) @ W_O\n", "returned (weights, output)"),
+            "scaled by d_k, not its root": (_MHA + _PROJ + "    s = Q @ np.swapaxes(K, -1, -2) / Q.shape[-1]\n"
+                                            + _MASK + _END, None),
         },
         "right": {
             "loop over heads": _MHA + "    dk = X.shape[-1] // h\n    outs, ws = [], []\n"
@@ -102,6 +106,13 @@ EXERCISES = {
                                    "    return merge_heads((w @ V).numpy()) @ W_O, w.numpy()\n",
             "einsum": _MHA + _PROJ + "    s = np.einsum('...qd,...kd->...qk', Q, K) / np.sqrt(Q.shape[-1])\n" + _MASK
                       + "    w = softmax(s)\n    return np.einsum('...td,de->...te', merge_heads(np.einsum('...qk,...kd->...qd', w, V)), W_O), w\n",
+            # Charged once: a correct 6.3 keeps its points although 6.1 and 6.2 are wrong (graded with references).
+            # Last on purpose: it leaves the broken split_heads / merge_heads in the kernel, which no later
+            # exercise of this lesson uses.
+            "correct, on top of broken split_heads and merge_heads": (
+                "def split_heads(X, num_heads):\n    return X.reshape(*X.shape[:-2], num_heads, X.shape[-2], -1)\n"
+                "def merge_heads(heads):\n    return heads.reshape(*heads.shape[:-3], heads.shape[-2], -1)\n"
+                + _MHA + _PROJ + _SCORES + _MASK + _END),
         },
     },
     "mha-module": {
@@ -117,6 +128,7 @@ EXERCISES = {
                               "mask is inverted"),
             "never a bias": (_module(init=_INIT.replace("bias=bias", "bias=False")), "needs a bias"),
             "detached": (_module(out="        return self.W_o(o.detach()), w\n"), "no gradient reaches"),
+            "returns (weights, output)": (_module(out="        return w, self.W_o(o)\n"), "returned (weights, output)"),
         },
         "right": {
             "loop over heads": _module(split="", scores="", mask="", merge="", out=(

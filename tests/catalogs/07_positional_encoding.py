@@ -32,7 +32,7 @@ EXERCISES = {
                                                  "    pe = np.cos(ang)\n    pe[:, 0::2] = np.sin(ang[:, 0::2])\n    return pe\n"),
                                              "share ω_i"),
             "transposed table": (_pe(_POS + _INTERLEAVE.replace("EVEN", "np.sin(pos * w)").replace("ODD", "np.cos(pos * w)")
-                                     .replace("    return pe\n", "    return pe.T\n")), "shape"),
+                                     .replace("    return pe\n", "    return pe.T\n")), "transposed"),
         },
         "right": {
             "double loop": _pe("    pe = np.zeros((T, d_model))\n"
@@ -70,6 +70,11 @@ EXERCISES = {
             "copy then add in place": "def add_positional_encoding(X):\n    Y = X.copy()\n"
                                       "    Y += positional_encoding(*X.shape[-2:])\n    return Y",
             "np.add": "def add_positional_encoding(X):\n    return np.add(X, positional_encoding(X.shape[-2], X.shape[-1]))",
+            # Charged once: a correct 7.2 keeps its points although 7.1 is wrong (graded with a reference table).
+            # Last on purpose: it leaves the broken positional_encoding in the kernel; only quiz questions follow.
+            "correct, on top of a broken positional_encoding": (
+                "def positional_encoding(T, d_model):\n    return np.zeros((T, d_model))\n"
+                "def add_positional_encoding(X):\n    return X + positional_encoding(*X.shape[-2:])"),
         },
     },
     "quiz-pe-position-zero": quiz("q1_answer", right=[256, 256.0], wrong=[512, 0, 128]),
@@ -77,5 +82,13 @@ EXERCISES = {
     "quiz-equivariance": quiz("q3_answer", right=["b", "B"], wrong=["a", "c", "d"]),
     "quiz-offset": quiz("q4_answer", right=["b", " b"], wrong=["a", "c", "d"]),
     "quiz-learned-length": quiz("q5_answer", right=["b"], wrong=["a", "c", "d"]),
-    "quiz-pe-entry": quiz("q6_answer", right=[0.0099998, 0.009999833334166664, 0.01], wrong=[0.8415, 0.0998, 0.5403]),
+    # PE_{20,2} for d_model = 8 is sin(20 · 10000^(-2/8)) = sin(2.0); every wrong answer below is >= 0.03 away.
+    "quiz-pe-entry": quiz("q6_answer", right=[0.9093, 0.9092974268256817, 0.90930],
+                          wrong=[2.0,                 # the angle, not its sine
+                                 -0.4161,             # cos(2.0): sin and cos swapped
+                                 0.0414,              # exponent i/d_model instead of 2i/d_model
+                                 0.8632, 0.9463,      # position 21 or 19
+                                 0.0349,              # the angle read in degrees
+                                 0.1987,              # sines and cosines concatenated (dimension 2 = sin of pair 2)
+                                 0.408]),             # dimensions counted from 1 (dimension 1 = cos(20))
 }

@@ -121,6 +121,13 @@ EXERCISES = {
                                               "else:\n"
                                               "    x = self.norm1(x + self.attend(x))\n    x = self.norm2(x + self.ffn(x))\n"
                                               "return torch.from_numpy(x.detach().numpy())"), "gradient"),
+            "eps of the norms ignored": (_block("ln = lambda z, n: layer_norm(z, n.weight, n.bias)\n"
+                                                "ff = lambda z: feed_forward(z, self.linear1.weight, self.linear1.bias, "
+                                                "self.linear2.weight, self.linear2.bias)\n"
+                                                "if self.norm_first:\n"
+                                                "    h = x + self.attend(ln(x, self.norm1))\n    return h + ff(ln(h, self.norm2))\n"
+                                                "h = ln(x + self.attend(x), self.norm1)\nreturn ln(h + ff(h), self.norm2)"),
+                                         "eps is ignored"),
         },
         "right": {
             "modules directly": _block("if self.norm_first:\n    " + _PRE.replace("\n", "\n    ") + "\n" + _POST),
@@ -135,6 +142,18 @@ EXERCISES = {
                                    "for f, n in sub:\n"
                                    "    x = x + f(ln(x, n)) if self.norm_first else ln(x + f(x), n)\n"
                                    "return x"),
+            # Charged once: a correct 8.3 that calls the student's functions keeps its points although 8.1 and 8.2
+            # are wrong (graded with references). Last on purpose: it leaves the broken layer_norm / feed_forward
+            # in the kernel; only quiz questions follow.
+            "correct, on top of broken layer_norm and feed_forward": (
+                "def layer_norm(x, gamma, beta, eps=1e-5):\n    return x\n"
+                "def feed_forward(x, W1, b1, W2, b2):\n    return torch.zeros_like(x)\n"
+                + _block("ln = lambda z, n: layer_norm(z, n.weight, n.bias, eps=n.eps)\n"
+                         "ff = lambda z: feed_forward(z, self.linear1.weight, self.linear1.bias, "
+                         "self.linear2.weight, self.linear2.bias)\n"
+                         "if self.norm_first:\n"
+                         "    h = x + self.attend(ln(x, self.norm1))\n    return h + ff(ln(h, self.norm2))\n"
+                         "h = ln(x + self.attend(x), self.norm1)\nreturn ln(h + ff(h), self.norm2)")),
         },
     },
     "quiz-ln-entry": quiz("q1_answer", right=[-1.3416, -1.3416407864998738, -1.342], wrong=[-1.1619, -3, 1.3416]),
