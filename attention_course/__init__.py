@@ -9,6 +9,7 @@ Modules:
 
 Nothing here answers an exercise: references come from torch built-ins or from formulas in the tests.
 """
+
 import contextlib
 import random
 import warnings
@@ -25,16 +26,30 @@ def setup(seed=0):
     random.seed(seed)
     np.random.seed(seed)
     torch.manual_seed(seed)
-    torch.set_num_threads(1)  # the course's tensors are tiny: one thread is faster, and grading runs notebooks in parallel
+    torch.set_num_threads(
+        1
+    )  # the course's tensors are tiny: one thread is faster, and grading runs notebooks in parallel
     np.set_printoptions(precision=4, suppress=True)
     warnings.filterwarnings("ignore")  # stray library warnings on stderr would cost points under nbgrader
-    mpl.rcParams.update({"figure.dpi": 90, "figure.figsize": (6.4, 3.6), "axes.grid": False,
-                         "image.cmap": "viridis", "font.size": 10,
-                         # at least 9 pt everywhere, and an opaque white background (readable in a dark theme)
-                         "xtick.labelsize": 9, "ytick.labelsize": 9, "legend.fontsize": 9,
-                         "legend.title_fontsize": 9, "axes.titlesize": 10, "figure.titlesize": 11,
-                         "figure.facecolor": "white", "savefig.facecolor": "white",
-                         "savefig.transparent": False})
+    mpl.rcParams.update(
+        {
+            "figure.dpi": 90,
+            "figure.figsize": (6.4, 3.6),
+            "axes.grid": False,
+            "image.cmap": "viridis",
+            "font.size": 10,
+            # at least 9 pt everywhere, and an opaque white background (readable in a dark theme)
+            "xtick.labelsize": 9,
+            "ytick.labelsize": 9,
+            "legend.fontsize": 9,
+            "legend.title_fontsize": 9,
+            "axes.titlesize": 10,
+            "figure.titlesize": 11,
+            "figure.facecolor": "white",
+            "savefig.facecolor": "white",
+            "savefig.transparent": False,
+        }
+    )
 
 
 @contextlib.contextmanager

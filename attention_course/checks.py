@@ -5,6 +5,7 @@ where a known mistake explains the result, names that mistake. The numerical hel
 when this module is imported, so rebinding `np.allclose` or `np.abs` in an answer cell later
 cannot make a wrong answer pass.
 """
+
 import math
 import numbers
 import types
@@ -33,7 +34,8 @@ def call(fn, *args, **kwargs):
     except NotImplementedError:
         raise NotImplementedError(
             f"`{getattr(fn, '__name__', fn)}` is not implemented yet: replace `raise NotImplementedError()` "
-            "with your code and run that cell.") from None
+            "with your code and run that cell."
+        ) from None
 
 
 def with_references(fn, **references):
@@ -45,8 +47,9 @@ def with_references(fn, **references):
     Anything that is not a plain Python function is returned unchanged."""
     if not isinstance(fn, types.FunctionType):
         return fn
-    copy = types.FunctionType(fn.__code__, {**fn.__globals__, **references}, fn.__name__, fn.__defaults__,
-                              fn.__closure__)
+    copy = types.FunctionType(
+        fn.__code__, {**fn.__globals__, **references}, fn.__name__, fn.__defaults__, fn.__closure__
+    )
     copy.__kwdefaults__ = fn.__kwdefaults__
     return copy
 
@@ -63,7 +66,11 @@ def _max_diff(a, b):
 
 
 def _close(a, b, atol, rtol):
-    return a.shape == b.shape and bool(_isfinite(a).all()) and _max_diff(a, b) <= atol + rtol * float(_abs(b).max(initial=0))
+    return (
+        a.shape == b.shape
+        and bool(_isfinite(a).all())
+        and _max_diff(a, b) <= atol + rtol * float(_abs(b).max(initial=0))
+    )
 
 
 def is_close(actual, expected, atol=1e-6, rtol=1e-6):
@@ -94,14 +101,17 @@ def expect_close(actual, expected, what, atol=1e-6, rtol=1e-6, mistakes=None):
     if a.shape != e.shape:
         raise AssertionError(f"{what} should have shape {e.shape}, but has shape {a.shape}.")
     if not _isfinite(a).all() and _isfinite(e).all():
-        raise AssertionError(f"{what} contains NaN or inf where the expected result is finite "
-                             "(an overflow, or a division by zero?).")
+        raise AssertionError(
+            f"{what} contains NaN or inf where the expected result is finite (an overflow, or a division by zero?)."
+        )
     tol = atol + rtol * float(_abs(e).max(initial=0))
     diff = _max_diff(a, e)
     if not diff <= tol:
         idx = tuple(int(i) for i in _unravel(_argmax(_abs(a - e)), a.shape)) if a.ndim else ()
-        raise AssertionError(f"{what} is off by up to {diff:.3g} (tolerance {tol:.1g}); at index {idx} "
-                             f"it is {a[idx]:.6g} where {e[idx]:.6g} was expected.")
+        raise AssertionError(
+            f"{what} is off by up to {diff:.3g} (tolerance {tol:.1g}); at index {idx} "
+            f"it is {a[idx]:.6g} where {e[idx]:.6g} was expected."
+        )
 
 
 def expect(condition, message):
@@ -116,6 +126,7 @@ def passed(what):
 
 
 # --- quiz answers -------------------------------------------------------------------------
+
 
 def expect_choice(answer, choices, what):
     """Visible check of a multiple-choice answer's format: one of the letters in `choices`."""

@@ -1,4 +1,5 @@
 """Toy data generated in code: nothing is downloaded."""
+
 import zlib
 
 import numpy as np
@@ -35,17 +36,17 @@ VIDEO_CONTENT = ["cuteness", "energy", "minutes"]
 
 _VIDEOS = [
     # title,                         cats dogs jump sleep cook music | cute energy minutes
-    ("Cat leaps onto the fridge",    (0.9, 0.0, 0.9, 0.0, 0.1, 0.0), (0.8, 0.9, 1.0)),
-    ("Kitten's first jump",          (1.0, 0.0, 0.7, 0.1, 0.0, 0.0), (1.0, 0.6, 2.0)),
-    ("Cat naps in a sunbeam",        (0.9, 0.0, 0.0, 1.0, 0.0, 0.1), (0.9, 0.1, 9.0)),
-    ("Dog catches a frisbee",        (0.0, 1.0, 0.8, 0.0, 0.0, 0.0), (0.7, 1.0, 1.5)),
-    ("Puppy falls asleep mid-bark",  (0.0, 0.9, 0.0, 0.9, 0.0, 0.0), (1.0, 0.2, 3.0)),
-    ("Cat and dog share a bed",      (0.7, 0.7, 0.0, 0.8, 0.0, 0.0), (1.0, 0.1, 4.0)),
-    ("Ten-minute pasta",             (0.0, 0.0, 0.0, 0.0, 1.0, 0.1), (0.1, 0.4, 10.0)),
-    ("Jazz for cooking",             (0.0, 0.0, 0.0, 0.0, 0.7, 1.0), (0.1, 0.3, 60.0)),
-    ("Jump rope workout",            (0.0, 0.0, 1.0, 0.0, 0.0, 0.6), (0.0, 1.0, 20.0)),
+    ("Cat leaps onto the fridge", (0.9, 0.0, 0.9, 0.0, 0.1, 0.0), (0.8, 0.9, 1.0)),
+    ("Kitten's first jump", (1.0, 0.0, 0.7, 0.1, 0.0, 0.0), (1.0, 0.6, 2.0)),
+    ("Cat naps in a sunbeam", (0.9, 0.0, 0.0, 1.0, 0.0, 0.1), (0.9, 0.1, 9.0)),
+    ("Dog catches a frisbee", (0.0, 1.0, 0.8, 0.0, 0.0, 0.0), (0.7, 1.0, 1.5)),
+    ("Puppy falls asleep mid-bark", (0.0, 0.9, 0.0, 0.9, 0.0, 0.0), (1.0, 0.2, 3.0)),
+    ("Cat and dog share a bed", (0.7, 0.7, 0.0, 0.8, 0.0, 0.0), (1.0, 0.1, 4.0)),
+    ("Ten-minute pasta", (0.0, 0.0, 0.0, 0.0, 1.0, 0.1), (0.1, 0.4, 10.0)),
+    ("Jazz for cooking", (0.0, 0.0, 0.0, 0.0, 0.7, 1.0), (0.1, 0.3, 60.0)),
+    ("Jump rope workout", (0.0, 0.0, 1.0, 0.0, 0.0, 0.6), (0.0, 1.0, 20.0)),
     ("Lullabies that put cats to sleep", (0.6, 0.0, 0.0, 0.7, 0.0, 0.9), (0.6, 0.0, 30.0)),
-    ("Top 100 viral moments",        (0.88, 0.88, 0.88, 0.88, 0.88, 0.88), (0.5, 0.8, 45.0)),  # tagged with everything
+    ("Top 100 viral moments", (0.88, 0.88, 0.88, 0.88, 0.88, 0.88), (0.5, 0.8, 45.0)),  # tagged with everything
 ]
 
 

@@ -1,4 +1,5 @@
 """Figures with labelled axes, titles that state their parameters and colour-blind-safe colours."""
+
 import io
 import os
 
@@ -7,8 +8,8 @@ import numpy as np
 
 # Okabe-Ito: distinguishable with every common form of colour blindness.
 COLORS = ["#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442", "#000000"]
-SEQUENTIAL = "viridis"   # perceptually uniform, readable in grey
-DIVERGING = "PuOr"       # colour-blind-safe diverging map, for signed values
+SEQUENTIAL = "viridis"  # perceptually uniform, readable in grey
+DIVERGING = "PuOr"  # colour-blind-safe diverging map, for signed values
 
 
 def to_numpy(x):
@@ -18,14 +19,17 @@ def to_numpy(x):
     return np.asarray(x)
 
 
-def attention_heatmap(weights, queries, keys=None, ax=None, title=None, annotate=None,
-                      cmap=SEQUENTIAL, vmin=0.0, vmax=1.0, colorbar=True):
+def attention_heatmap(
+    weights, queries, keys=None, ax=None, title=None, annotate=None, cmap=SEQUENTIAL, vmin=0.0, vmax=1.0, colorbar=True
+):
     """Heatmap of attention weights (T_q, T_k): one row per query token, one column per key token."""
     w = to_numpy(weights)
     keys = queries if keys is None else keys
     if w.ndim != 2 or w.shape != (len(queries), len(keys)):
-        raise ValueError(f"attention_heatmap expects weights of shape (T_q, T_k) = ({len(queries)}, {len(keys)}) "
-                         f"to match the token lists, got {w.shape}")
+        raise ValueError(
+            f"attention_heatmap expects weights of shape (T_q, T_k) = ({len(queries)}, {len(keys)}) "
+            f"to match the token lists, got {w.shape}"
+        )
     ax = ax or plt.subplots(figsize=(0.45 * len(keys) + 2.5, 0.4 * len(queries) + 1.6))[1]
     im = ax.imshow(w, cmap=cmap, vmin=vmin, vmax=vmax, aspect="auto")
     ax.set_xticks(range(len(keys)), keys, rotation=60, ha="right")
@@ -38,8 +42,15 @@ def attention_heatmap(weights, queries, keys=None, ax=None, title=None, annotate
         annotate = w.size <= 64
     if annotate:
         for (i, j), v in np.ndenumerate(w):
-            ax.text(j, i, f"{v:.2f}", ha="center", va="center", fontsize=MIN_FONT_PT,
-                    color="white" if v < (vmin + vmax) / 2 else "black")
+            ax.text(
+                j,
+                i,
+                f"{v:.2f}",
+                ha="center",
+                va="center",
+                fontsize=MIN_FONT_PT,
+                color="white" if v < (vmin + vmax) / 2 else "black",
+            )
     if colorbar:
         ax.figure.colorbar(im, ax=ax, fraction=0.046, pad=0.04, label="weight")
     return ax
@@ -64,12 +75,13 @@ def bars(values, labels, ax=None, title=None, xlabel=None, ylabel=None, highligh
     return ax
 
 
-MIN_FONT_PT = 9   # the smallest text a figure may carry
+MIN_FONT_PT = 9  # the smallest text a figure may carry
 
 
 def font_sizes(fig):
     """Sizes in points of every visible, non-empty text in `fig` (titles, labels, ticks, legends, notes)."""
     from matplotlib.text import Text
+
     return [t.get_fontsize() for t in fig.findobj(Text) if t.get_visible() and t.get_text().strip()]
 
 
@@ -78,6 +90,7 @@ def show(fig, alt, name=None):
 
     Also saves it when `name` is given (see `save`). Every figure a lesson shows goes through here."""
     from IPython.display import Image, display
+
     small = [s for s in font_sizes(fig) if s < MIN_FONT_PT]
     if small:
         raise ValueError(f"figure text must be at least {MIN_FONT_PT} pt; found {min(small)} pt")

@@ -8,6 +8,7 @@ namespace that already holds the course's usual imports, and returns the request
 here holds an answer: what comes back is whatever the student wrote. Graded tests never rely on it;
 they use references built from torch.
 """
+
 import json
 import math
 from pathlib import Path
@@ -34,8 +35,11 @@ def notebook_path(lesson, here="."):
 def answer_cells(path):
     """Sources of the answer cells (nbgrader `solution: true` code cells) of a notebook, in order."""
     cells = json.loads(Path(path).read_text(encoding="utf-8"))["cells"]
-    return ["".join(c["source"]) for c in cells if c["cell_type"] == "code"
-            and c.get("metadata", {}).get("nbgrader", {}).get("solution")]
+    return [
+        "".join(c["source"])
+        for c in cells
+        if c["cell_type"] == "code" and c.get("metadata", {}).get("nbgrader", {}).get("solution")
+    ]
 
 
 def from_lesson(lesson, *names, here="."):
@@ -52,6 +56,7 @@ def from_lesson(lesson, *names, here="."):
     missing = [n for n in names if n not in namespace]
     if missing:
         detail = f" ({'; '.join(failed)})" if failed else ""
-        raise NotAvailable(f"{', '.join(missing)} not found in your {lesson} notebook: finish those exercises "
-                           f"there first{detail}.")
+        raise NotAvailable(
+            f"{', '.join(missing)} not found in your {lesson} notebook: finish those exercises there first{detail}."
+        )
     return tuple(namespace[n] for n in names)

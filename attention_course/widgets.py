@@ -2,31 +2,49 @@
 
 Every explorer takes a `View` written in the lesson: it builds its figure once and, on every change of
 a control, calls the student's own code and updates the figure's artists in place. (A plain
-`draw(**values)` function that returns a new figure also works, but redraws everything each time.) Until that code is implemented the explorer shows a short
+`draw(**values)` function that returns a new figure also works, but redraws everything each time.)
+Until that code is implemented the explorer shows a short
 "implement … first" message; any other error is shown as one line, never as a traceback.
 """
+
 import html
 import io
 import time
 
 import ipywidgets as w
-import traitlets
 import matplotlib.pyplot as plt
 import numpy as np
-from matplotlib.backends.backend_agg import FigureCanvasAgg
+import traitlets
 from IPython.display import HTML, Image, display
+from matplotlib.backends.backend_agg import FigureCanvasAgg
 
 
 def slider(description, min, max, value, step=1):
     """An integer slider that redraws when released; its readout is editable from the keyboard."""
-    return w.IntSlider(value=value, min=min, max=max, step=step, description=description,
-                       continuous_update=False, readout=True, style={"description_width": "initial"})
+    return w.IntSlider(
+        value=value,
+        min=min,
+        max=max,
+        step=step,
+        description=description,
+        continuous_update=False,
+        readout=True,
+        style={"description_width": "initial"},
+    )
 
 
 def float_slider(description, min, max, value, step=0.1):
-    return w.FloatSlider(value=value, min=min, max=max, step=step, description=description,
-                         continuous_update=False, readout=True, readout_format=".2f",
-                         style={"description_width": "initial"})
+    return w.FloatSlider(
+        value=value,
+        min=min,
+        max=max,
+        step=step,
+        description=description,
+        continuous_update=False,
+        readout=True,
+        readout_format=".2f",
+        style={"description_width": "initial"},
+    )
 
 
 def choice_slider(description, options, value):
@@ -34,9 +52,16 @@ def choice_slider(description, options, value):
 
     A SelectionSlider's own readout ignores typing and Notebook 7 takes the arrow keys, so the typing
     box is what keeps it usable from the keyboard."""
-    return TypeableChoice(w.SelectionSlider(options=list(options), value=value, description=description,
-                                            continuous_update=False, readout=False,
-                                            style={"description_width": "initial"}))
+    return TypeableChoice(
+        w.SelectionSlider(
+            options=list(options),
+            value=value,
+            description=description,
+            continuous_update=False,
+            readout=False,
+            style={"description_width": "initial"},
+        )
+    )
 
 
 def dropdown(description, options, value=None):
@@ -44,8 +69,9 @@ def dropdown(description, options, value=None):
     options = list(options)
     if value is None:  # the first option; options may be labels or (label, value) pairs
         value = options[0][1] if isinstance(options[0], tuple) else options[0]
-    return TypeableChoice(w.Dropdown(options=options, value=value, description=description,
-                                     style={"description_width": "initial"}))
+    return TypeableChoice(
+        w.Dropdown(options=options, value=value, description=description, style={"description_width": "initial"})
+    )
 
 
 class TypeableChoice(w.HBox):
@@ -59,8 +85,12 @@ class TypeableChoice(w.HBox):
 
     def __init__(self, choice):
         self.choice = choice
-        self.entry = w.Text(value=choice.label, continuous_update=False,
-                            layout=w.Layout(width="6em"), tooltip=f"type a value for {choice.description}")
+        self.entry = w.Text(
+            value=choice.label,
+            continuous_update=False,
+            layout=w.Layout(width="6em"),
+            tooltip=f"type a value for {choice.description}",
+        )
         self.entry.add_class("ac-type-entry")
         super().__init__([choice, self.entry], value=choice.value)
         self.add_class("ac-typeable")
@@ -82,8 +112,9 @@ class TypeableChoice(w.HBox):
     def _from_entry(self, change):
         typed = change["new"].strip().lower()
         labels = [str(label) for label in self.choice._options_labels]
-        matches = ([i for i, label in enumerate(labels) if label.lower() == typed]
-                   or [i for i, label in enumerate(labels) if typed and label.lower().startswith(typed)])
+        matches = [i for i, label in enumerate(labels) if label.lower() == typed] or [
+            i for i, label in enumerate(labels) if typed and label.lower().startswith(typed)
+        ]
         if matches:
             self.choice.index = matches[0]
         self.entry.value = self.choice.label
@@ -133,7 +164,7 @@ class _Redraw(View):
         self.draw = draw
 
     def key(self, **values):
-        return object()   # never equal: rebuild every time
+        return object()  # never equal: rebuild every time
 
     def build(self, **values):
         return self.draw(**values)
@@ -210,8 +241,8 @@ class Explorer(w.VBox):
             self._fig = self._crop = self._background = None
             self.view.dynamic = ()
             self._fig = self.view.figure = self.view.build(**values)
-            plt.close(self._fig)          # out of pyplot's list (no second copy inline); it is shown as an image here
-            FigureCanvasAgg(self._fig)    # closing detached its canvas: draw it with Agg from now on
+            plt.close(self._fig)  # out of pyplot's list (no second copy inline); it is shown as an image here
+            FigureCanvasAgg(self._fig)  # closing detached its canvas: draw it with Agg from now on
             self._key, self.builds = key, self.builds + 1
         return self._fig
 
@@ -224,16 +255,24 @@ class Explorer(w.VBox):
             png = self._render(fig)
             self.alt_text = self.view.alt(**values)
         except NotImplementedError:
-            self._fig = None              # the figure may be half-updated: build it afresh next time
+            self._fig = None  # the figure may be half-updated: build it afresh next time
             names = " and ".join(f"<code>{n}</code>" for n in self.needs) or "the exercise above"
-            self._show(_message(f"Implement {names} above and run its cell first; then run this cell again "
-                                "to explore your own implementation."))
+            self._show(
+                _message(
+                    f"Implement {names} above and run its cell first; then run this cell again "
+                    "to explore your own implementation."
+                )
+            )
             self.status = "not implemented"
         except Exception as error:  # the student's code failed: one readable line, no traceback
             self._fig = None
-            self._show(_message(f"Your code raised <b>{type(error).__name__}</b>: "
-                                f"{html.escape(str(error))}<br>Fix it above, run that cell, then this one.",
-                                colour="#D55E00"))
+            self._show(
+                _message(
+                    f"Your code raised <b>{type(error).__name__}</b>: "
+                    f"{html.escape(str(error))}<br>Fix it above, run that cell, then this one.",
+                    colour="#D55E00",
+                )
+            )
             self.status = f"error: {type(error).__name__}: {error}"
         else:
             self.png = png
@@ -246,7 +285,7 @@ class Explorer(w.VBox):
         dynamic = list(self.view.dynamic)
         if self._background is None:
             for artist in dynamic:
-                artist.set_animated(True)      # left out of a full draw, drawn on top by hand below
+                artist.set_animated(True)  # left out of a full draw, drawn on top by hand below
             fig.canvas.draw()
             self._crop = tight_crop(fig)
             self._background = fig.canvas.copy_from_bbox(fig.bbox) if dynamic else None

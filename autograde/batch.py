@@ -1,5 +1,6 @@
 """The batch: collect -> repair -> tamper scan -> sandboxed run on the pool -> gradebook (one
 transaction per student) -> feedback -> report. `run(args)` is what the command does."""
+
 import ast
 import builtins
 import hashlib
@@ -20,8 +21,13 @@ from .repairs import Broken, repair
 
 
 def limits_from(args):
-    return sandbox.Limits(memory=sandbox.parse_size(args.memory), cpu=args.cpu, processes=args.processes,
-                          file_size=sandbox.parse_size(args.file_size), output=sandbox.parse_size(args.output))
+    return sandbox.Limits(
+        memory=sandbox.parse_size(args.memory),
+        cpu=args.cpu,
+        processes=args.processes,
+        file_size=sandbox.parse_size(args.file_size),
+        output=sandbox.parse_size(args.output),
+    )
 
 
 def isolation_of(args, limits):
@@ -29,17 +35,22 @@ def isolation_of(args, limits):
         return "none: --no-sandbox was given, student code ran with the grader's permissions", "none"
     why = sandbox.probe()
     if why:
-        raise SystemExit(f"Refusing to grade: no sandbox for student code ({why}).\n"
-                         "Install bubblewrap (Debian/Ubuntu: sudo apt-get install bubblewrap), or, knowing that "
-                         "student code will then run with your permissions, pass --no-sandbox.")
+        raise SystemExit(
+            f"Refusing to grade: no sandbox for student code ({why}).\n"
+            "Install bubblewrap (Debian/Ubuntu: sudo apt-get install bubblewrap), or, knowing that "
+            "student code will then run with your permissions, pass --no-sandbox."
+        )
     who = "a throw-away uid per worker" if os.geteuid() == 0 else "your uid in a user namespace"
     lim = ", ".join(f"{k} {v}" for k, v in limits.describe().items())
-    return (f"bubblewrap sandbox per notebook (no network, own pid namespace, read-only Python, private scratch, "
-            f"{who}); limits: {lim}"), "bwrap"
+    return (
+        f"bubblewrap sandbox per notebook (no network, own pid namespace, read-only Python, private scratch, "
+        f"{who}); limits: {lim}"
+    ), "bwrap"
 
 
 # --------------------------------------------------------------------------------------------
 # what the tests rely on
+
 
 def aliases_and_builtins(released_nbs, solution_nbs):
     """Module aliases the tests use ({'np': 'numpy', 'checks': 'attention_course.checks'}), and the
@@ -53,7 +64,9 @@ def aliases_and_builtins(released_nbs, solution_nbs):
             if cell.cell_type != "code":
                 continue
             try:
-                tree = ast.parse("\n".join(l for l in cell.source.splitlines() if not l.lstrip().startswith(("%", "!"))))
+                tree = ast.parse(
+                    "\n".join(line for line in cell.source.splitlines() if not line.lstrip().startswith(("%", "!")))
+                )
             except SyntaxError:
                 continue
             for node in ast.walk(tree):
@@ -65,6 +78,7 @@ def aliases_and_builtins(released_nbs, solution_nbs):
                     for a in node.names:
                         aliases[a.asname or a.name] = f"{node.module}.{a.name}"
     import importlib.util
+
     keep = {}
     for name, module in aliases.items():
         if name in used and module.split(".")[0] in ("numpy", "torch", "attention_course", "math"):
@@ -74,7 +88,6 @@ def aliases_and_builtins(released_nbs, solution_nbs):
             except (ImportError, ValueError):
                 pass
     return keep, sorted(used & set(dir(builtins)))
-
 
 
 def write_json(path, data):
@@ -93,21 +106,25 @@ def replace_dir(src, dest):
 def run(args):
     """Grade args.lesson for the whole class (args: see cli.parse_args); returns the rows of grades.csv."""
     import warnings
+
     import nbformat
-    warnings.filterwarnings("ignore", message=".*not in session.*")     # nbgrader's add_submission, harmless
-    os.environ["PATH"] = nbgrader_env()["PATH"]       # nbgrader runs `alembic` from PATH
+
+    warnings.filterwarnings("ignore", message=".*not in session.*")  # nbgrader's add_submission, harmless
+    os.environ["PATH"] = nbgrader_env()["PATH"]  # nbgrader runs `alembic` from PATH
     say = (lambda *a: None) if args.quiet else (lambda *a: print(*a, file=sys.stderr, flush=True))
     course = Course(args.root, db_url=args.db_url)
     lesson = args.lesson
     notebooks = course.notebooks(lesson)
     if not notebooks:
-        raise SystemExit(f"lesson {lesson!r} has no released notebook in {course.release / lesson}: "
-                         f"run `make release` first")
+        raise SystemExit(
+            f"lesson {lesson!r} has no released notebook in {course.release / lesson}: run `make release` first"
+        )
     phases, t0 = {}, time.perf_counter()
 
     def phase(name, since):
         phases[name] = round(phases.get(name, 0.0) + time.perf_counter() - since, 3)
         return time.perf_counter()
+
     limits = limits_from(args)
     isolation, kind = isolation_of(args, limits)
     out = Path(args.out).resolve() if args.out else course.runs(lesson)
@@ -134,7 +151,7 @@ def run(args):
         entries = collect_step.collect_folder(course, lesson, args.submissions, roster)
     students = sorted({e.student for e in entries if (course.submitted / e.student / lesson).is_dir()})
     likely = [s for s in students if args.force or not (out / "results" / f"{s}.json").exists()]
-    pool = Pool(min(args.workers, len(likely)), out / "logs")      # their imports overlap with the repairs
+    pool = Pool(min(args.workers, len(likely)), out / "logs")  # their imports overlap with the repairs
 
     t = phase("collect", t)
     released = {nb: nbformat.read(str(course.release / lesson / f"{nb}.ipynb"), as_version=4) for nb in notebooks}
@@ -143,8 +160,9 @@ def run(args):
     for nb in solutions:
         protected |= tamper.test_names(nb)
     aliases, builtin_names = aliases_and_builtins(released.values(), solutions)
-    settings = json.dumps({"limits": asdict(limits), "sandbox": kind, "cap": args.timeout,
-                           "cell": args.cell_timeout}, sort_keys=True)
+    settings = json.dumps(
+        {"limits": asdict(limits), "sandbox": kind, "cap": args.timeout, "cell": args.cell_timeout}, sort_keys=True
+    )
     fingerprint = course.fingerprint(lesson, settings)
     reviewed_file = out / "reviewed.txt"
     reviewed = set(reviewed_file.read_text().split()) if reviewed_file.exists() else set()
@@ -169,7 +187,9 @@ def run(args):
                     path = others[0]
                     notes.append(f"notebook renamed to {path.name}: graded as {nb_name}.ipynb")
                 else:
-                    failure = failure or ("no notebook submitted" if not submitted else f"notebook {nb_name}.ipynb missing")
+                    failure = failure or (
+                        "no notebook submitted" if not submitted else f"notebook {nb_name}.ipynb missing"
+                    )
                     continue
             raw = path.read_bytes()
             key.update(raw)
@@ -181,7 +201,7 @@ def run(args):
             notes += repaired
             flags += tamper.scan(nb, protected)
             nbformat.write(nb, str(dest / f"{nb_name}.ipynb"))
-        for extra in src.iterdir():               # data files the student submitted
+        for extra in src.iterdir():  # data files the student submitted
             if extra.is_file() and extra.suffix != ".ipynb":
                 shutil.copy(extra, dest / extra.name)
                 if extra.name != "timestamp.txt":
@@ -192,20 +212,36 @@ def run(args):
             continue
         previous = out / "results" / f"{student}.json"
         old = json.loads(previous.read_text()) if previous.exists() else None
-        have = all((course.autograded / student / lesson / f"{nb}.ipynb").is_file() for nb in notebooks) \
+        have = (
+            all((course.autograded / student / lesson / f"{nb}.ipynb").is_file() for nb in notebooks)
             and student in scores_now
+        )
         if old and old.get("key") == record["key"] and not args.force and (old["status"] == "failed" or have):
             results[student] = old
             continue
         results[student] = record
         staging = work / "students" / student
         staging.mkdir(parents=True, exist_ok=True)
-        jobs.append({"kind": "grade", "root": str(course.root), "lesson": lesson, "student": student,
-                     "notebooks": notebooks, "sanitized": str(out / "sanitized"),
-                     "autograded": str(staging / "autograded"), "feedback": str(staging / "feedback"),
-                     "db": str(staging / "gradebook.db"), "template": str(work / f"template-{lesson}.db"),
-                     "log": str(out / "logs" / f"{student}.log"), "limits": asdict(limits), "sandbox": kind,
-                     "aliases": aliases, "builtin_names": builtin_names, "cell_timeout": args.cell_timeout})
+        jobs.append(
+            {
+                "kind": "grade",
+                "root": str(course.root),
+                "lesson": lesson,
+                "student": student,
+                "notebooks": notebooks,
+                "sanitized": str(out / "sanitized"),
+                "autograded": str(staging / "autograded"),
+                "feedback": str(staging / "feedback"),
+                "db": str(staging / "gradebook.db"),
+                "template": str(work / f"template-{lesson}.db"),
+                "log": str(out / "logs" / f"{student}.log"),
+                "limits": asdict(limits),
+                "sandbox": kind,
+                "aliases": aliases,
+                "builtin_names": builtin_names,
+                "cell_timeout": args.cell_timeout,
+            }
+        )
 
     t = phase("repair and scan", t)
     worker_phases = {}
@@ -223,7 +259,7 @@ def run(args):
             return
         if res.get("ok"):
             c0 = time.perf_counter()
-            gradebook.commit(course, lesson, student, res["results"])          # one transaction
+            gradebook.commit(course, lesson, student, res["results"])  # one transaction
             replace_dir(Path(res["autograded"]), course.autograded / student / lesson)
             pages = res.get("feedback") or []
             fb_dest = course.feedback / student / lesson
@@ -245,15 +281,17 @@ def run(args):
         for job in jobs:
             job["manual"] = manual.get(job["student"])
         template = work / f"template-{lesson}-{fingerprint[:16]}.db"
-        if not template.exists():                      # the lesson's definition only: reused while unchanged
+        if not template.exists():  # the lesson's definition only: reused while unchanged
             for old in work.glob(f"template-{lesson}-*.db"):
                 old.unlink()
             gradebook.make_template(course, lesson, work / "template.tmp")
             (work / "template.tmp").replace(template)
         for job in jobs:
             job["template"] = str(template)
-        say(f"grading {len(jobs)} submission(s) of {lesson} on {min(args.workers, len(jobs))} worker(s); "
-            f"isolation: {isolation}")
+        say(
+            f"grading {len(jobs)} submission(s) of {lesson} on {min(args.workers, len(jobs))} worker(s); "
+            f"isolation: {isolation}"
+        )
         run_jobs(jobs, args.workers, args.timeout, out / "logs", on_result, progress, pool)
     pool.close()
     t = phase("grading (workers)", t)
@@ -264,11 +302,23 @@ def run(args):
     # feedback: pages made with other scores than the gradebook's now (hand grading) are made again
     ok = [s for s in students if results[s]["status"] != "failed"]
     scores, prints = gradebook.read_scores(course, lesson, ok)
-    stale = [s for s in ok if prints.get(s) != results[s].get("feedback_print")
-             or not (out / "feedback" / f"{s}.html").exists()]
+    stale = [
+        s
+        for s in ok
+        if prints.get(s) != results[s].get("feedback_print") or not (out / "feedback" / f"{s}.html").exists()
+    ]
     if stale:
-        refresh = [{"kind": "feedback", "root": str(course.root), "lesson": lesson, "student": s,
-                    "db_url": course.db_url, "feedback": str(work / "students" / s / "feedback")} for s in stale]
+        refresh = [
+            {
+                "kind": "feedback",
+                "root": str(course.root),
+                "lesson": lesson,
+                "student": s,
+                "db_url": course.db_url,
+                "feedback": str(work / "students" / s / "feedback"),
+            }
+            for s in stale
+        ]
 
         def on_feedback(job, res):
             pages = res.get("feedback") or []
@@ -278,6 +328,7 @@ def run(args):
                 shutil.copy(course.feedback / s / lesson / Path(pages[0]).name, out / "feedback" / f"{s}.html")
                 results[s]["feedback_print"] = prints.get(s)
                 write_json(out / "results" / f"{s}.json", results[s])
+
         run_jobs(refresh, args.workers, args.timeout, out / "logs", on_feedback, lambda *a: None)
     for s in students:
         if results[s]["status"] == "failed":
@@ -291,8 +342,16 @@ def run(args):
     report.write(out, lesson, columns, rows, isolation)
     phase("report", t)
     phases["total"] = round(time.perf_counter() - t0, 3)
-    write_json(out / "timings.json", {"phases": phases, "worker_phases_summed": worker_phases,
-                                      "graded": len(jobs), "workers": args.workers, "isolation": kind})
+    write_json(
+        out / "timings.json",
+        {
+            "phases": phases,
+            "worker_phases_summed": worker_phases,
+            "graded": len(jobs),
+            "workers": args.workers,
+            "isolation": kind,
+        },
+    )
     if not args.quiet:
         print((out / "summary.txt").read_text())
         print(f"wrote {out / 'grades.csv'}, {out / 'summary.txt'}, {out / 'summary.png'} and {out / 'feedback'}/")

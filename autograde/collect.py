@@ -5,6 +5,7 @@ Every submitted file becomes one `Entry` (one row of grades.csv). A file name is
 student id (spaces, accents, ...) is mapped through the roster (--roster) or, failing that, turned
 into a readable id and flagged, so that nobody silently disappears from the grades.
 """
+
 import csv
 import re
 import subprocess
@@ -23,14 +24,15 @@ ATTEMPT = re.compile(r"(\d{4}-\d{2}-\d{2}[-_ T]\d{2}[-:]\d{2}[-:]\d{2})")
 @dataclass
 class Entry:
     """One submitted file and what became of it."""
-    file: str                    # as downloaded (or submitted/<student>/<lesson>/<name> for an exchange)
-    student: str                 # the id it is graded under
-    target: str = ""             # the released notebook it is graded as ('' for a data file)
-    status: str = ""             # set for files that are not graded themselves (superseded, extra file)
+
+    file: str  # as downloaded (or submitted/<student>/<lesson>/<name> for an exchange)
+    student: str  # the id it is graded under
+    target: str = ""  # the released notebook it is graded as ('' for a data file)
+    status: str = ""  # set for files that are not graded themselves (superseded, extra file)
     notes: list = field(default_factory=list)
     flags: list = field(default_factory=list)
-    order: tuple = ()            # (attempt time, name): the latest file of a student wins
-    own_name: str = ""           # the file's name without the student and attempt parts (notes.txt)
+    order: tuple = ()  # (attempt time, name): the latest file of a student wins
+    own_name: str = ""  # the file's name without the student and attempt parts (notes.txt)
 
 
 def read_roster(path):
@@ -82,7 +84,7 @@ def _downloads(folder):
     out = []
     for path in sorted(p for p in base.rglob("*") if p.is_file() and not p.name.startswith(".")):
         rel = str(path.relative_to(base))
-        if path.suffix == ".zip":                     # an LMS may zip a student's files
+        if path.suffix == ".zip":  # an LMS may zip a student's files
             try:
                 with zipfile.ZipFile(path) as zf:
                     for info in zf.infolist():
@@ -102,11 +104,12 @@ def parse_name(name, notebooks, roster):
     student, flag = student_of(who, roster)
     target = next((f"{nb}.ipynb" for nb in notebooks if rest == f"{nb}.ipynb" or rest.endswith(f"_{nb}.ipynb")), "")
     if not target and name.endswith(".ipynb"):
-        target = "?"                                  # a notebook under another name: decided per student
+        target = "?"  # a notebook under another name: decided per student
     stamp = ATTEMPT.search(rest)
     own = re.sub(r"^attempt_[^_]*(_|$)", "", rest) or rest
-    entry = Entry(file=name, student=student, target=target, order=(stamp.group(1) if stamp else "", name),
-                  own_name=own)
+    entry = Entry(
+        file=name, student=student, target=target, order=(stamp.group(1) if stamp else "", name), own_name=own
+    )
     if flag:
         entry.flags.append(flag)
     return entry
@@ -132,7 +135,7 @@ def collect_folder(course, lesson, folder, roster=None):
         dest.mkdir(parents=True, exist_ok=True)
         nbs = sorted((e for e in mine if e.target), key=lambda e: e.order)
         chosen = {}
-        for entry in nbs:                              # the latest file for each notebook wins
+        for entry in nbs:  # the latest file for each notebook wins
             target = entry.target
             if target == "?":
                 if len(notebooks) == 1:
@@ -151,8 +154,9 @@ def collect_folder(course, lesson, folder, roster=None):
             _write(dest / target, content[id(entry)])
         for entry in mine:
             if not entry.target:
-                entry.status = ("extra file (copied beside the notebook)" if chosen
-                                else "")           # no notebook: the student's failure shows on this row
+                entry.status = (
+                    "extra file (copied beside the notebook)" if chosen else ""
+                )  # no notebook: the student's failure shows on this row
                 if not entry.file.endswith(".ipynb") and entry.own_name not in ("timestamp.txt", ""):
                     _write(dest / Path(entry.own_name).name, content[id(entry)])
         stamps = [e.order[0] for e in chosen.values() if e.order[0]]
@@ -173,8 +177,13 @@ def _write(path, data):
 
 def collect_exchange(course, lesson):
     """`nbgrader collect LESSON --update`, then one entry per collected student."""
-    result = subprocess.run([sys.executable, "-m", "nbgrader", "collect", lesson, "--update"], cwd=course.root,
-                            env=nbgrader_env(), capture_output=True, text=True)
+    result = subprocess.run(
+        [sys.executable, "-m", "nbgrader", "collect", lesson, "--update"],
+        cwd=course.root,
+        env=nbgrader_env(),
+        capture_output=True,
+        text=True,
+    )
     if result.returncode != 0 or "[CollectApp | ERROR]" in result.stderr:
         raise SystemExit(f"nbgrader collect {lesson} failed:\n{result.stderr[-3000:]}")
     return existing(course, lesson)

@@ -4,6 +4,7 @@ Code lives in `autograde/`; everything grading produces (the gradebook, submitte
 feedback/, runs/, snapshots/) lives in the state folder named by nbgrader_config.py (`grading/` by
 default), which git ignores.
 """
+
 import hashlib
 import os
 import sys
@@ -17,12 +18,14 @@ class Course:
 
     def __init__(self, root, db_url=None):
         from traitlets.config.loader import PyFileConfigLoader
+
         self.root = Path(root).resolve()
         self.config = PyFileConfigLoader("nbgrader_config.py", path=str(self.root)).load_config()
         cd = self.config.CourseDirectory
 
         def folder(key, default):
             return (self.root / cd.get(key, default)).resolve()
+
         self.source = folder("source_directory", "source")
         self.release = folder("release_directory", "release")
         self.submitted = folder("submitted_directory", "submitted")

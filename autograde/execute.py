@@ -4,6 +4,7 @@ integrity guard around the student's cells, an output cap, and a record of which
 `SandboxExecute` replaces `Execute` in nbgrader's autograde preprocessors. What it found goes to
 `SandboxExecute.reports` (one dict per notebook) for the grading worker to read.
 """
+
 import json
 
 from nbformat.v4 import new_code_cell
@@ -24,12 +25,20 @@ def limit_hit(nb, limits, exit_code=None, died=False):
             if out.get("output_type") == "error":
                 text.append(f"{out.get('ename', '')}: {out.get('evalue', '')}")
     joined = "\n".join(text)
-    if "MemoryError" in joined or "can't allocate memory" in joined or "Cannot allocate memory" in joined \
-            or "std::bad_alloc" in joined:
+    if (
+        "MemoryError" in joined
+        or "can't allocate memory" in joined
+        or "Cannot allocate memory" in joined
+        or "std::bad_alloc" in joined
+    ):
         return f"memory limit {size(limits['memory'])}"
     if "[Errno 27]" in joined or "File too large" in joined:
         return f"file size limit {size(limits['file_size'])}"
-    if "BlockingIOError" in joined and "Resource temporarily unavailable" in joined or "can't start new thread" in joined:
+    if (
+        "BlockingIOError" in joined
+        and "Resource temporarily unavailable" in joined
+        or "can't start new thread" in joined
+    ):
         return f"process limit ({limits['processes']} processes)"
     if died and exit_code in (-24, 152, 128 + 24):
         return f"CPU time limit {limits['cpu']} s"
@@ -46,7 +55,7 @@ class SandboxExecute(Execute):
     limits = Dict({}, help="see sandbox.Limits").tag(config=True)
     sandbox = Unicode("bwrap").tag(config=True)
 
-    reports = []                       # one per executed notebook, read by the worker
+    reports = []  # one per executed notebook, read by the worker
 
     def __init__(self, **kw):
         super().__init__(**kw)
@@ -76,8 +85,11 @@ class SandboxExecute(Execute):
         self._nonces = []
         cells = []
         if self.guard:
-            setup = new_code_cell(guard.setup_source("__import__('os').environ.pop('AUTOGRADE_GUARD_FD', '-1')",
-                                                     self.aliases, self.builtin_names))
+            setup = new_code_cell(
+                guard.setup_source(
+                    "__import__('os').environ.pop('AUTOGRADE_GUARD_FD', '-1')", self.aliases, self.builtin_names
+                )
+            )
             setup.metadata[AUTOGRADE_KEY] = "setup"
             cells.append(setup)
         for cell in nb.cells:
@@ -110,7 +122,7 @@ class SandboxExecute(Execute):
         report = {"died": False, "error": "", "exit_code": None}
         try:
             nb, resources = super().preprocess(nb, resources, km)
-        except Exception as err:               # a dead kernel, an IOPub timeout: recorded, then re-raised
+        except Exception as err:  # a dead kernel, an IOPub timeout: recorded, then re-raised
             report["died"] = "DeadKernel" in type(err).__name__ or "died" in str(err).lower()
             report["error"] = f"{type(err).__name__}: {str(err)[:300]}"
             raise

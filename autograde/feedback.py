@@ -3,6 +3,7 @@
 nbgrader's own GenerateFeedback shows the source of the hidden tests (and their tracebacks quote
 it); `HideHiddenTests` removes both. Students who could not be graded get a short page saying so.
 """
+
 import html
 import os
 import re
@@ -25,6 +26,7 @@ def hide_hidden_tests_class():
                     if output.get("output_type") == "error":
                         output["traceback"] = [f"{output.get('ename', 'Error')}: {output.get('evalue', '')}"]
             return cell, resources
+
     return HideHiddenTests
 
 
@@ -45,6 +47,7 @@ def cached_exporter_class():
             if key not in CachedHTMLExporter.shared:
                 CachedHTMLExporter.shared[key] = super()._create_environment()
             return CachedHTMLExporter.shared[key]
+
     return CachedHTMLExporter
 
 
@@ -56,13 +59,24 @@ def generate(config, root, lesson, student, autograded, feedback, db_url):
     from nbgrader.coursedir import CourseDirectory
     from nbgrader.preprocessors import GetGrades
     from traitlets.config import Config
+
     _CLASS = _CLASS or hide_hidden_tests_class()
     _EXPORTER = _EXPORTER or cached_exporter_class()
     config = Config(config)
-    config.merge(Config({"GenerateFeedback": {"preprocessors": [GetGrades, CSSHTMLHeaderPreprocessor, _CLASS]},
-                         "CourseDirectory": {"root": str(root), "autograded_directory": str(autograded),
-                                             "feedback_directory": str(feedback), "db_url": db_url},
-                         "Application": {"log_level": "ERROR"}}))
+    config.merge(
+        Config(
+            {
+                "GenerateFeedback": {"preprocessors": [GetGrades, CSSHTMLHeaderPreprocessor, _CLASS]},
+                "CourseDirectory": {
+                    "root": str(root),
+                    "autograded_directory": str(autograded),
+                    "feedback_directory": str(feedback),
+                    "db_url": db_url,
+                },
+                "Application": {"log_level": "ERROR"},
+            }
+        )
+    )
     cwd = os.getcwd()
     os.chdir(root)
     try:
@@ -79,7 +93,9 @@ def generate(config, root, lesson, student, autograded, feedback, db_url):
 
 
 def failure_page(student, lesson, reason):
-    return (f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>{html.escape(lesson)}: {html.escape(student)}"
-            f"</title></head><body><h1>{html.escape(lesson)}</h1><p>Your submission could not be graded automatically: "
-            f"<b>{html.escape(reason)}</b>.</p><p>Your instructor will look at it; nothing you submitted was lost."
-            "</p></body></html>")
+    return (
+        f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>{html.escape(lesson)}: {html.escape(student)}"
+        f"</title></head><body><h1>{html.escape(lesson)}</h1><p>Your submission could not be graded automatically: "
+        f"<b>{html.escape(reason)}</b>.</p><p>Your instructor will look at it; nothing you submitted was lost."
+        "</p></body></html>"
+    )

@@ -2,9 +2,10 @@
 
 Same as `python -m autograde ...`; see autograde/README.md.
 """
+
 import sys
 
-from autograde.cli import main   # the package is installed with the course (pyproject.toml)
+from autograde.cli import main  # the package is installed with the course (pyproject.toml)
 
 if __name__ == "__main__":
     main()

@@ -6,9 +6,9 @@ real gradebook; the grader then writes each student's scores in one transaction.
 with a snapshot of the gradebook (SQLite), and a lesson missing from the gradebook (a fresh clone)
 is added from the release itself.
 """
+
 import contextlib
 import datetime
-import shutil
 import sqlite3
 import tempfile
 from pathlib import Path
@@ -17,7 +17,7 @@ from pathlib import Path
 def sqlite_path(db_url):
     """The file of a sqlite:/// URL, or None for another database."""
     if db_url.startswith("sqlite:///"):
-        return Path(db_url[len("sqlite:///"):])
+        return Path(db_url[len("sqlite:///") :])
     return None
 
 
@@ -49,7 +49,6 @@ def snapshot(course, keep=20):
 def transaction(gb):
     """Make nbgrader's Gradebook methods (which commit after every change) share one transaction."""
     session = gb.db
-    commit = session.commit
     session.commit = session.flush
     try:
         yield gb
@@ -65,6 +64,7 @@ def transaction(gb):
 def lesson_in_gradebook(course, lesson, notebooks):
     """'' if the gradebook has the lesson with all its notebooks, else what is missing."""
     from nbgrader.api import Gradebook, MissingEntry
+
     with Gradebook(course.db_url, course.course_id) as gb:
         try:
             assignment = gb.find_assignment(lesson)
@@ -87,10 +87,12 @@ def add_lesson(course, lesson, log=print):
     import nbformat
     from nbgrader.apps import NbGraderAPI
     from traitlets.config import Config
+
     with tempfile.TemporaryDirectory(prefix="autograde-release-") as tmp:
         config = Config(course.config)
         config.merge(Config({"CourseDirectory": {"release_directory": tmp, "db_url": course.db_url}}))
         import os
+
         cwd = os.getcwd()
         os.chdir(course.root)
         try:
@@ -98,31 +100,42 @@ def add_lesson(course, lesson, log=print):
         finally:
             os.chdir(cwd)
         if not result["success"]:
-            raise SystemExit(f"could not add {lesson} to the gradebook:\n{result.get('log', '')}{result.get('error', '')}\n"
-                             f"run `make release` (or `python -m course_dev.release {lesson}`) and try again")
+            raise SystemExit(
+                f"could not add {lesson} to the gradebook:\n{result.get('log', '')}{result.get('error', '')}\n"
+                f"run `make release` (or `python -m course_dev.release {lesson}`) and try again"
+            )
         for path in sorted((Path(tmp) / lesson).glob("*.ipynb")):
             fresh = nbformat.read(str(path), as_version=4)
             committed_path = course.release / lesson / path.name
             committed = nbformat.read(str(committed_path), as_version=4) if committed_path.exists() else None
-            same = committed is not None and [(c.cell_type, c.source, c.metadata.get("nbgrader")) for c in fresh.cells] \
-                == [(c.cell_type, c.source, c.metadata.get("nbgrader")) for c in committed.cells]
+            same = committed is not None and [
+                (c.cell_type, c.source, c.metadata.get("nbgrader")) for c in fresh.cells
+            ] == [(c.cell_type, c.source, c.metadata.get("nbgrader")) for c in committed.cells]
             if not same:
-                raise SystemExit(f"{committed_path} is not what {course.source / lesson} releases, so the gradebook "
-                                 f"cannot be built from it. Run `make release` (or `python -m course_dev.release {lesson}`), "
-                                 f"check that students received that version, then grade again.")
-    log(f"added {lesson} to the gradebook from the release (nbgrader generate_assignment, checked against "
-        f"{course.release / lesson})")
+                raise SystemExit(
+                    f"{committed_path} is not what {course.source / lesson} releases, so the gradebook "
+                    f"cannot be built from it. Run `make release` (or `python -m course_dev.release {lesson}`), "
+                    f"check that students received that version, then grade again."
+                )
+    log(
+        f"added {lesson} to the gradebook from the release (nbgrader generate_assignment, checked against "
+        f"{course.release / lesson})"
+    )
 
 
 def make_template(course, lesson, dest):
     """A new SQLite gradebook at `dest` holding only the lesson's definition (cells, points, hidden
     tests), copied through nbgrader's API so that any database works as the source."""
     from nbgrader.api import Gradebook
+
     dest = Path(dest)
     if dest.exists():
         dest.unlink()
-    with Gradebook(course.db_url, course.course_id) as src, \
-            Gradebook(f"sqlite:///{dest}", course.course_id) as dst, transaction(dst):
+    with (
+        Gradebook(course.db_url, course.course_id) as src,
+        Gradebook(f"sqlite:///{dest}", course.course_id) as dst,
+        transaction(dst),
+    ):
         a = src.find_assignment(lesson)
         dst.add_assignment(a.name, duedate=a.duedate)
         for nb in a.notebooks:
@@ -134,14 +147,22 @@ def make_template(course, lesson, dest):
             for c in nb.task_cells:
                 dst.add_task_cell(c.name, nb.name, a.name, max_score=c.max_score, cell_type=c.cell_type)
             for c in nb.source_cells:
-                dst.add_source_cell(c.name, nb.name, a.name, cell_type=c.cell_type, locked=c.locked,
-                                    source=c.source, checksum=c.checksum)
+                dst.add_source_cell(
+                    c.name,
+                    nb.name,
+                    a.name,
+                    cell_type=c.cell_type,
+                    locked=c.locked,
+                    source=c.source,
+                    checksum=c.checksum,
+                )
     return dest
 
 
 def read_results(db_path, lesson, student):
     """What a worker's private gradebook says about one student: grades, comments, timestamp, penalties."""
     from nbgrader.api import Gradebook
+
     with Gradebook(f"sqlite:///{db_path}") as gb:
         sub = gb.find_submission(lesson, student)
         out = {"timestamp": sub.timestamp.isoformat() if sub.timestamp else None, "notebooks": {}}
@@ -149,7 +170,8 @@ def read_results(db_path, lesson, student):
             out["notebooks"][nb.name] = {
                 "penalty": nb.late_submission_penalty,
                 "grades": {g.name: {"auto": g.auto_score, "max": g.max_score} for g in nb.grades},
-                "comments": {c.name: c.auto_comment for c in nb.comments}}
+                "comments": {c.name: c.auto_comment for c in nb.comments},
+            }
     return out
 
 
@@ -157,6 +179,7 @@ def commit(course, lesson, student, results):
     """Write one student's autograded results into the real gradebook in one transaction. Hand-given
     points (manual_score, extra credit, manual comments) are kept, as nbgrader's own autograde does."""
     from nbgrader.api import Gradebook
+
     with Gradebook(course.db_url, course.course_id) as gb, transaction(gb):
         gb.update_or_create_student(student)
         kwargs = {"timestamp": results["timestamp"]} if results.get("timestamp") else {}
@@ -176,7 +199,9 @@ def read_scores(course, lesson, students):
     """{student: {grade cell: (score or None if waiting for a human, max)}} and a fingerprint per
     student of everything feedback shows (to know when a page must be made again)."""
     import hashlib
+
     from nbgrader.api import Gradebook, MissingEntry
+
     scores, prints = {}, {}
     with Gradebook(course.db_url, course.course_id) as gb:
         for student in students:
@@ -200,6 +225,7 @@ def read_scores(course, lesson, students):
 def read_manual(course, lesson, students):
     """Hand-given points and comments already in the gradebook: {student: {notebook: {...}}}."""
     from nbgrader.api import Gradebook, MissingEntry
+
     out = {}
     with Gradebook(course.db_url, course.course_id) as gb:
         for student in students:
@@ -209,8 +235,11 @@ def read_manual(course, lesson, students):
                 continue
             nbs = {}
             for nb in sub.notebooks:
-                grades = {g.name: [g.manual_score, g.extra_credit] for g in nb.grades
-                          if g.manual_score is not None or g.extra_credit is not None}
+                grades = {
+                    g.name: [g.manual_score, g.extra_credit]
+                    for g in nb.grades
+                    if g.manual_score is not None or g.extra_credit is not None
+                }
                 comments = {c.name: c.manual_comment for c in nb.comments if c.manual_comment}
                 if grades or comments:
                     nbs[nb.name] = {"grades": grades, "comments": comments}
@@ -222,6 +251,7 @@ def read_manual(course, lesson, students):
 def apply_manual(db_path, lesson, student, manual):
     """Put hand-given points into a worker's private gradebook, so its feedback page shows them."""
     from nbgrader.api import Gradebook
+
     with Gradebook(f"sqlite:///{db_path}") as gb, transaction(gb):
         for nb_name, nb in manual.items():
             for name, (score, extra) in nb.get("grades", {}).items():

@@ -16,6 +16,7 @@ the hook bypassed). The helper package's modules also return their original func
 who reads them, so rebinding `checks.expect_close` (by alias, importlib, `__dict__`, setattr or
 sys.modules) is both defeated and flagged.
 """
+
 import hashlib
 import hmac
 import json
@@ -32,7 +33,8 @@ def __autograde_guard(fd, aliases, builtin_names, packages, helpers):
         except Exception:
             pass
     key = os.urandom(32)
-    _write, _dumps, _hmac, _sha, _id, _type, _isinstance = os.write, json.dumps, hmac.new, hashlib.sha256, id, type, isinstance
+    _write, _dumps, _hmac, _sha = os.write, json.dumps, hmac.new, hashlib.sha256
+    _id, _type, _isinstance = id, type, isinstance
     _getattr, _sorted, _list, _dict, _set, _len, _repr, _str = getattr, sorted, list, dict, set, len, repr, str
     _module_type, _function_type = types.ModuleType, types.FunctionType
     _modules_dict, _getframe = sys.modules, sys._getframe
@@ -88,7 +90,7 @@ def __autograde_guard(fd, aliases, builtin_names, packages, helpers):
             return False
         code = _getattr(new, "__code__", None)
         return code is not None and code.co_filename.startswith(homes[n] + os.sep)
-    classes = {}                              # classes the tests can reach, with their bases (type.__setattr__ is not audited)
+    classes = {}  # classes the tests can reach, with their bases (type.__setattr__ is not audited)
     for n, m in modules.items():
         for v in _list(m.__dict__.values()):
             if _isinstance(v, _type) and protected(_getattr(v, "__module__", None)):
@@ -247,13 +249,22 @@ del __autograde_guard
 '''
 
 
-def setup_source(fd, aliases, builtin_names, packages=("numpy", "torch", "attention_course", "math", "builtins"),
-                 helpers=("attention_course",)):
+def setup_source(
+    fd,
+    aliases,
+    builtin_names,
+    packages=("numpy", "torch", "attention_course", "math", "builtins"),
+    helpers=("attention_course",),
+):
     """The guard's setup cell for the kernel."""
     fd = fd if isinstance(fd, str) else str(int(fd))
-    return (SETUP.replace("{fd}", fd).replace("{aliases!r}", repr(dict(aliases)))
-            .replace("{builtin_names!r}", repr(sorted(builtin_names))).replace("{packages!r}", repr(tuple(packages)))
-            .replace("{helpers!r}", repr(tuple(helpers))))
+    return (
+        SETUP.replace("{fd}", fd)
+        .replace("{aliases!r}", repr(dict(aliases)))
+        .replace("{builtin_names!r}", repr(sorted(builtin_names)))
+        .replace("{packages!r}", repr(tuple(packages)))
+        .replace("{helpers!r}", repr(tuple(helpers)))
+    )
 
 
 def check_source():
@@ -289,6 +300,7 @@ def analyse(lines, nonces):
             flags.append(f"at run time: {data.get('what')}")
     missing = [n for n in nonces if n not in seen]
     if missing:
-        flags.append(f"{len(missing)} of {len(nonces)} integrity checks did not run (the guard was bypassed "
-                     "or the kernel died)")
+        flags.append(
+            f"{len(missing)} of {len(nonces)} integrity checks did not run (the guard was bypassed or the kernel died)"
+        )
     return sorted(set(flags), key=flags.index)

@@ -9,6 +9,7 @@ roster.csv (one row per student; export it from your LMS and add the nbgrader id
 `section` are copied as they are (leave empty if unused). Points are autograded plus hand-given points of
 each lesson's latest graded submission; a lesson a student did not submit counts 0 and is reported.
 """
+
 import argparse
 import csv
 import sys
@@ -19,7 +20,7 @@ from nbgrader.api import Gradebook, MissingEntry
 # Canvas: the first five columns of its gradebook export/import, then one column per assignment (the
 # lesson id); the second row gives each assignment's points possible (the identity columns are left empty there).
 CANVAS_ID_COLUMNS = ["Student", "ID", "SIS User ID", "SIS Login ID", "Section"]
-CANVAS_TOTAL = "Final Score"          # a read-only column: Canvas shows it and ignores it on import
+CANVAS_TOTAL = "Final Score"  # a read-only column: Canvas shows it and ignores it on import
 # Moodle: the identity columns of its own CSV export (map "Email address" or "ID number" when importing),
 # then one column per grade item, named like Moodle's export ("<item> (Real)").
 MOODLE_ID_COLUMNS = ["First name", "Last name", "ID number", "Email address"]
@@ -58,9 +59,17 @@ def canvas_rows(roster, maximum, points):
     rows = [header, ["Points Possible", "", "", "", ""] + [f"{m:g}" for m in maximum.values()] + [""]]
     for person in roster:
         scores = [_score(points, person["student_id"], n) for n in maximum]
-        rows.append([person.get("name", ""), person.get("lms_id", ""), person.get("sis_user_id", ""),
-                     person.get("sis_login_id", ""), person.get("section", "")]
-                    + [f"{s:g}" for s in scores] + [f"{sum(scores):g}"])
+        rows.append(
+            [
+                person.get("name", ""),
+                person.get("lms_id", ""),
+                person.get("sis_user_id", ""),
+                person.get("sis_login_id", ""),
+                person.get("section", ""),
+            ]
+            + [f"{s:g}" for s in scores]
+            + [f"{sum(scores):g}"]
+        )
     return rows
 
 
@@ -70,8 +79,11 @@ def moodle_rows(roster, maximum, points):
     for person in roster:
         first, _, last = person.get("name", "").partition(" ")
         scores = [_score(points, person["student_id"], n) for n in maximum]
-        rows.append([first, last, person["student_id"], person.get("email", "")]
-                    + [f"{s:.2f}" for s in scores] + [f"{sum(scores):.2f}"])
+        rows.append(
+            [first, last, person["student_id"], person.get("email", "")]
+            + [f"{s:.2f}" for s in scores]
+            + [f"{sum(scores):.2f}"]
+        )
     return rows
 
 
@@ -94,8 +106,10 @@ def main(argv=None):
     args = parser.parse_args(argv)
     db_url = args.db_url or course_db_url()
     missing = export(args.kind, args.roster, args.out, db_url)
-    print(f"wrote {args.out} ({args.kind})" + (f"; no submission of some lesson (counted 0): {', '.join(missing)}"
-                                              if missing else ""))
+    print(
+        f"wrote {args.out} ({args.kind})"
+        + (f"; no submission of some lesson (counted 0): {', '.join(missing)}" if missing else "")
+    )
 
 
 def course_db_url():

@@ -1,6 +1,7 @@
 """Step 4d, the pool (in the grading command): long-lived `python -m autograde.worker` processes,
 fed one job at a time; a worker past the wall-clock cap is killed (its sandboxes die with it) and
 replaced."""
+
 import json
 import os
 import queue
@@ -13,7 +14,6 @@ import time
 from .course import PACKAGE, nbgrader_env
 
 
-
 class Worker:
     """A long-lived `python -m autograde.worker` process (nbgrader imported once)."""
 
@@ -22,8 +22,14 @@ class Worker:
         env["PYTHONPATH"] = str(PACKAGE.parent) + os.pathsep + env.get("PYTHONPATH", "")
         self.index = index
         self.stderr = open(log_dir / f"worker-{index}.log", "ab")
-        self.proc = subprocess.Popen([sys.executable, "-m", "autograde.worker"], stdin=subprocess.PIPE,
-                                     stdout=subprocess.PIPE, stderr=self.stderr, env=env, start_new_session=True)
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "autograde.worker"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=self.stderr,
+            env=env,
+            start_new_session=True,
+        )
         self.lines = queue.Queue()
         threading.Thread(target=self._read, daemon=True).start()
         self.ready = False
@@ -65,7 +71,7 @@ class Worker:
 
     def kill(self):
         try:
-            os.killpg(self.proc.pid, signal.SIGKILL)    # the worker and its sandboxes (--die-with-parent)
+            os.killpg(self.proc.pid, signal.SIGKILL)  # the worker and its sandboxes (--die-with-parent)
         except (ProcessLookupError, PermissionError):
             pass
         self.proc.wait()
@@ -105,7 +111,7 @@ def run_jobs(jobs, workers, cap, log_dir, on_result, progress, pool=None):
     def serve(index):
         try:
             work(index)
-        except BaseException as err:                # never leave the batch waiting for a dead thread
+        except BaseException as err:  # never leave the batch waiting for a dead thread
             while True:
                 try:
                     job = todo.get_nowait()
@@ -143,5 +149,3 @@ def run_jobs(jobs, workers, cap, log_dir, on_result, progress, pool=None):
         progress(n + 1, len(jobs), job, result)
     for t in threads:
         t.join()
-
-

@@ -8,6 +8,7 @@ position and content; locked cells get the released source and metadata back (nb
 hidden tests back from the gradebook); copies of locked cells are dropped, copies of answer cells
 kept as plain cells; missing graded cells come back from the release.
 """
+
 import copy
 import difflib
 import json
@@ -48,9 +49,9 @@ class Work:
         self.data = data
         self.released = released
         self.cells = list(data.get("cells", []))
-        self.ref = [c for c in released.cells if meta(c)]           # released graded/locked cells, in order
+        self.ref = [c for c in released.cells if meta(c)]  # released graded/locked cells, in order
         self.ref_ids = {c.metadata.nbgrader.grade_id for c in self.ref}
-        self.match = [None] * len(self.ref)                          # the submitted cell (object) for each
+        self.match = [None] * len(self.ref)  # the submitted cell (object) for each
         self.notes = []
         self.notebook = None
 
@@ -89,8 +90,11 @@ class MatchByGradeId(Repair):
         pos = -1
         for i, r in enumerate(work.ref):
             gid = r.metadata.nbgrader.grade_id
-            hits = [j for j, c in enumerate(work.cells) if (meta(c) or {}).get("grade_id") == gid
-                    and c.get("cell_type") == r.cell_type and not work.matched(c)]
+            hits = [
+                j
+                for j, c in enumerate(work.cells)
+                if (meta(c) or {}).get("grade_id") == gid and c.get("cell_type") == r.cell_type and not work.matched(c)
+            ]
             if hits:
                 after = [j for j in hits if j > pos]
                 j = after[0] if after else hits[0]
@@ -108,16 +112,20 @@ class MatchRenamedCells(Repair):
             if work.match[i] is not None:
                 continue
             lo = max([work.index(m) for m in work.match[:i] if m is not None], default=-1)
-            hi = min([work.index(m) for m in work.match[i + 1:] if m is not None], default=len(work.cells))
+            hi = min([work.index(m) for m in work.match[i + 1 :] if m is not None], default=len(work.cells))
             kind, want = role(r.metadata.nbgrader), source(r)
-            candidates = [j for j in range(lo + 1, hi) if work.cells[j].get("cell_type") == r.cell_type
-                          and not work.matched(work.cells[j])
-                          and (meta(work.cells[j]) or {}).get("grade_id") not in work.ref_ids]
+            candidates = [
+                j
+                for j in range(lo + 1, hi)
+                if work.cells[j].get("cell_type") == r.cell_type
+                and not work.matched(work.cells[j])
+                and (meta(work.cells[j]) or {}).get("grade_id") not in work.ref_ids
+            ]
             best, best_score = None, 0.0
             for j in candidates:
                 c = work.cells[j]
                 if meta(c) and role(meta(c)) == kind:
-                    score = 2.0                       # same kind of graded cell under another name
+                    score = 2.0  # same kind of graded cell under another name
                 elif kind in LOCKED:
                     score = 1.5 if source(c).strip() == want.strip() else 0.0
                 else:
@@ -130,8 +138,10 @@ class MatchRenamedCells(Repair):
                 cell = work.cells[best]
                 work.match[i] = cell
                 old = (meta(cell) or {}).get("grade_id")
-                work.notes.append(f"restored the metadata of {r.metadata.nbgrader.grade_id}"
-                                  + (f" (was renamed {old})" if old else ""))
+                work.notes.append(
+                    f"restored the metadata of {r.metadata.nbgrader.grade_id}"
+                    + (f" (was renamed {old})" if old else "")
+                )
 
 
 class RestoreGradedCells(Repair):
@@ -178,8 +188,13 @@ class PutBackMissingCells(Repair):
                 continue
             prev = next((work.match[k] for k in range(i - 1, -1, -1) if work.match[k] is not None), None)
             after = next((work.match[k] for k in range(i + 1, len(work.ref)) if work.match[k] is not None), None)
-            at = (work.index(prev) + 1 if prev is not None else work.index(after) if after is not None
-                  else len(work.cells))
+            at = (
+                work.index(prev) + 1
+                if prev is not None
+                else work.index(after)
+                if after is not None
+                else len(work.cells)
+            )
             cell = json.loads(json.dumps(r))
             work.cells.insert(at, cell)
             work.match[i] = cell
@@ -215,9 +230,15 @@ class ReleasedMetadata(Repair):
 
     def apply(self, work):
         import nbformat
-        nb = nbformat.from_dict({"cells": work.cells, "metadata": copy.deepcopy(work.released.metadata),
-                                 "nbformat": work.released.nbformat,
-                                 "nbformat_minor": work.released.nbformat_minor})
+
+        nb = nbformat.from_dict(
+            {
+                "cells": work.cells,
+                "metadata": copy.deepcopy(work.released.metadata),
+                "nbformat": work.released.nbformat,
+                "nbformat_minor": work.released.nbformat_minor,
+            }
+        )
         try:
             nbformat.validate(nb)
         except nbformat.ValidationError as err:
@@ -225,8 +246,16 @@ class ReleasedMetadata(Repair):
         work.notebook = nb
 
 
-REPAIRS = [DropMalformedCells, MatchByGradeId, MatchRenamedCells, RestoreGradedCells, DropExtraGradedCells,
-           PutBackMissingCells, CleanCells, ReleasedMetadata]
+REPAIRS = [
+    DropMalformedCells,
+    MatchByGradeId,
+    MatchRenamedCells,
+    RestoreGradedCells,
+    DropExtraGradedCells,
+    PutBackMissingCells,
+    CleanCells,
+    ReleasedMetadata,
+]
 
 
 def load(raw):

@@ -1,4 +1,5 @@
 """Step 6, report: grades.csv (one row per submitted file), summary.txt and summary.png."""
+
 import csv
 
 
@@ -34,7 +35,7 @@ def rows_for(entries, results, scores, columns, reviewed):
         row = {"student": entry.student, "file": entry.file}
         flags = list(entry.flags)
         notes = list(entry.notes)
-        if entry.status:                                # superseded, extra file: not graded as such
+        if entry.status:  # superseded, extra file: not graded as such
             status, cells = entry.status, {}
         elif res is None:
             status, cells = "failed to run (no notebook submitted)", {}
@@ -72,11 +73,17 @@ def _kind(status):
 
 def write_summary(out, lesson, columns, rows, isolation):
     graded = [r for r in rows if _kind(r["status"]) in ("graded", "needs manual grading")]
-    lines = [f"Lesson {lesson}: {len(rows)} submitted files, {len({r['student'] for r in rows})} students",
-             f"Isolation: {isolation}", ""]
+    lines = [
+        f"Lesson {lesson}: {len(rows)} submitted files, {len({r['student'] for r in rows})} students",
+        f"Isolation: {isolation}",
+        "",
+    ]
     for status in sorted({_kind(r["status"]) for r in rows}):
         lines.append(f"  {status:<22} {sum(_kind(r['status']) == status for r in rows)}")
-    lines += ["", f"{'question (grade cell)':<32} {'max':>4} {'n':>4} {'mean':>6} {'full':>6} {'zero':>6} {'pending':>8}"]
+    lines += [
+        "",
+        f"{'question (grade cell)':<32} {'max':>4} {'n':>4} {'mean':>6} {'full':>6} {'zero':>6} {'pending':>8}",
+    ]
     for cid, points in columns:
         values = [float(r[cid]) for r in graded if r[cid] != ""]
         pending = sum(r[cid] == "" for r in graded)
@@ -86,20 +93,28 @@ def write_summary(out, lesson, columns, rows, isolation):
         lines.append(f"{cid:<32} {points:>4g} {len(values):>4} {mean:>6.2f} {full:>6.0%} {zero:>6.0%} {pending:>8}")
     totals = [float(r["total"]) for r in graded if r["total"] != ""]
     if totals:
-        lines += ["", f"total: mean {sum(totals) / len(totals):.2f} of {rows[0]['max']}, "
-                      f"min {min(totals):g}, max {max(totals):g} over {len(totals)} graded submissions"]
+        lines += [
+            "",
+            f"total: mean {sum(totals) / len(totals):.2f} of {rows[0]['max']}, "
+            f"min {min(totals):g}, max {max(totals):g} over {len(totals)} graded submissions",
+        ]
     failed = [r for r in rows if r["status"].startswith("failed")]
     if failed:
         lines += ["", "Could not be graded (no score; look at submitted/<student>/ and logs/<student>.log):"]
         lines += [f"  {r['student']} ({r['file']}): {r['status']}" for r in failed]
     flagged = [r for r in rows if r["flags"]]
     if flagged:
-        lines += ["", "Flagged for review (tampering, or a name that is not a known student id; add the id to "
-                      "reviewed.txt once checked):"]
+        lines += [
+            "",
+            "Flagged for review (tampering, or a name that is not a known student id; add the id to "
+            "reviewed.txt once checked):",
+        ]
         lines += [f"  {r['student']}: {r['flags']}" for r in flagged]
     other = [r for r in rows if _kind(r["status"]) not in ("graded", "needs manual grading", "failed to run")]
     if other:
-        lines += ["", "Files not graded themselves:"] + [f"  {r['student']} ({r['file']}): {r['status']}" for r in other]
+        lines += ["", "Files not graded themselves:"] + [
+            f"  {r['student']} ({r['file']}): {r['status']}" for r in other
+        ]
     manual = [r["student"] for r in rows if r["status"] == "needs manual grading"]
     if manual:
         lines += ["", "Needs manual grading (nbgrader formgrader, or review the flags): " + ", ".join(manual)]
@@ -109,16 +124,22 @@ def write_summary(out, lesson, columns, rows, isolation):
 
 def plot_summary(path, lesson, columns, graded):
     import matplotlib
+
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+
     # Okabe-Ito colours: safe for colour-blind readers
     kinds = [("full marks", "#009E73"), ("partial", "#E69F00"), ("zero", "#D55E00"), ("waiting for a human", "#999999")]
     fig, (ax, ax2) = plt.subplots(1, 2, figsize=(11, 0.45 * len(columns) + 2.2), gridspec_kw={"width_ratios": [3, 2]})
     n = max(len(graded), 1)
     for y, (cid, points) in enumerate(columns):
         vals = [r[cid] for r in graded]
-        counts = [sum(v != "" and float(v) >= points for v in vals), sum(v != "" and 0 < float(v) < points for v in vals),
-                  sum(v != "" and float(v) == 0 for v in vals), sum(v == "" for v in vals)]
+        counts = [
+            sum(v != "" and float(v) >= points for v in vals),
+            sum(v != "" and 0 < float(v) < points for v in vals),
+            sum(v != "" and float(v) == 0 for v in vals),
+            sum(v == "" for v in vals),
+        ]
         left = 0
         for (label, colour), count in zip(kinds, counts):
             ax.barh(y, count / n, left=left, color=colour, label=label if y == 0 else None)

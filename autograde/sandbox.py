@@ -8,9 +8,8 @@ kernel ends, everything it started ends with it, daemons included), no capabilit
 on memory, CPU time, processes, file size and open files. Only the kernel is wrapped: nbgrader,
 the gradebook and the notebook files stay outside, in the grading worker.
 """
-import json
+
 import os
-import pwd
 import shutil
 import subprocess
 import sys
@@ -22,24 +21,29 @@ from pathlib import Path
 from jupyter_client.manager import AsyncKernelManager
 from traitlets import Dict, Int, Unicode
 
-GiB, MiB = 1024 ** 3, 1024 ** 2
-HOME = "/home/student"                 # the kernel's home and working directory inside the sandbox
-UID_BASE = 2_000_000_000               # as root, kernels run as UID_BASE + worker pid (no such user exists)
+GiB, MiB = 1024**3, 1024**2
+HOME = "/home/student"  # the kernel's home and working directory inside the sandbox
+UID_BASE = 2_000_000_000  # as root, kernels run as UID_BASE + worker pid (no such user exists)
 
 
 @dataclass
 class Limits:
-    memory: int = 2 * GiB              # RLIMIT_DATA: heap and anonymous memory of each process
-    cpu: int = 600                     # RLIMIT_CPU, seconds of CPU time of each process
-    processes: int = 64                # processes and threads beyond what the kernel itself needs
-    file_size: int = 100 * MiB         # RLIMIT_FSIZE: largest file a student's code may write
-    open_files: int = 1024             # RLIMIT_NOFILE
-    output: int = 10 * MiB             # bytes of output of one notebook (all cells)
-    tmp: int = 256 * MiB               # size of the sandbox's /tmp (a tmpfs)
+    memory: int = 2 * GiB  # RLIMIT_DATA: heap and anonymous memory of each process
+    cpu: int = 600  # RLIMIT_CPU, seconds of CPU time of each process
+    processes: int = 64  # processes and threads beyond what the kernel itself needs
+    file_size: int = 100 * MiB  # RLIMIT_FSIZE: largest file a student's code may write
+    open_files: int = 1024  # RLIMIT_NOFILE
+    output: int = 10 * MiB  # bytes of output of one notebook (all cells)
+    tmp: int = 256 * MiB  # size of the sandbox's /tmp (a tmpfs)
 
     def describe(self):
-        return {"memory": size(self.memory), "cpu": f"{self.cpu} s", "processes": self.processes,
-                "file size": size(self.file_size), "output": size(self.output)}
+        return {
+            "memory": size(self.memory),
+            "cpu": f"{self.cpu} s",
+            "processes": self.processes,
+            "file size": size(self.file_size),
+            "output": size(self.output),
+        }
 
 
 def size(n):
@@ -68,9 +72,30 @@ def probe(kind="bwrap"):
     exe = bwrap_path()
     if not exe:
         return "bubblewrap (bwrap) is not installed: apt-get install bubblewrap"
-    cmd = [exe, "--unshare-net", "--unshare-pid", "--die-with-parent", "--ro-bind", "/usr", "/usr",
-           "--symlink", "usr/lib", "/lib", "--symlink", "usr/lib64", "/lib64", "--symlink", "usr/bin", "/bin",
-           "--proc", "/proc", "--dev", "/dev", "--", "/usr/bin/true"]
+    cmd = [
+        exe,
+        "--unshare-net",
+        "--unshare-pid",
+        "--die-with-parent",
+        "--ro-bind",
+        "/usr",
+        "/usr",
+        "--symlink",
+        "usr/lib",
+        "/lib",
+        "--symlink",
+        "usr/lib64",
+        "/lib64",
+        "--symlink",
+        "usr/bin",
+        "/bin",
+        "--proc",
+        "/proc",
+        "--dev",
+        "/dev",
+        "--",
+        "/usr/bin/true",
+    ]
     try:
         result = subprocess.run(cmd, capture_output=True, text=True, timeout=30)
     except (OSError, subprocess.TimeoutExpired) as err:
@@ -94,6 +119,7 @@ def python_binds(executable=None):
 def helper_binds():
     """Where the course's helper package is imported from (an editable install points into the repo)."""
     import importlib.util
+
     spec = importlib.util.find_spec("attention_course")
     if spec and spec.submodule_search_locations:
         return [str(Path(p).resolve()) for p in spec.submodule_search_locations]
@@ -111,6 +137,7 @@ def system_binds():
 def user_processes(uid):
     """Processes and threads of `uid` now (RLIMIT_NPROC counts them all, not only the sandbox's)."""
     import psutil
+
     count = 0
     for p in psutil.process_iter(["uids", "num_threads"]):
         try:
@@ -124,8 +151,16 @@ def user_processes(uid):
 def command(kernel_cmd, scratch, ipc_dir, limits, uid=None, extra_ro=(), guard_fd=None):
     """The bwrap command line that runs `kernel_cmd` in the sandbox."""
     exe = bwrap_path()
-    cmd = [exe, "--unshare-net", "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--die-with-parent",
-           "--hostname", "sandbox"]
+    cmd = [
+        exe,
+        "--unshare-net",
+        "--unshare-pid",
+        "--unshare-ipc",
+        "--unshare-uts",
+        "--die-with-parent",
+        "--hostname",
+        "sandbox",
+    ]
     if os.geteuid() == 0 and uid is None:
         cmd += ["--cap-drop", "ALL"]
     for path in system_binds():
@@ -137,33 +172,77 @@ def command(kernel_cmd, scratch, ipc_dir, limits, uid=None, extra_ro=(), guard_f
             cmd += ["--ro-bind", link, link]
     binds = [*python_binds(kernel_cmd[0]), *helper_binds(), *extra_ro]
     made = set()
-    for path in [*binds, str(ipc_dir), HOME]:          # parents readable by the kernel's uid, whatever the umask
+    for path in [*binds, str(ipc_dir), HOME]:  # parents readable by the kernel's uid, whatever the umask
         for parent in reversed(Path(path).parents):
             if str(parent) != "/" and str(parent) not in made and not str(parent).startswith(("/usr", "/proc")):
                 made.add(str(parent))
                 cmd += ["--perms", "0755", "--dir", str(parent)]
     for path in binds:
         cmd += ["--ro-bind", path, path]
-    cmd += ["--proc", "/proc", "--dev", "/dev", "--size", str(limits.tmp), "--tmpfs", "/tmp",
-            "--bind", str(ipc_dir), str(ipc_dir), "--bind", str(scratch), HOME, "--chdir", HOME,
-            "--clearenv"]
-    env = {"HOME": HOME, "PATH": f"{os.path.dirname(kernel_cmd[0])}:/usr/bin:/bin", "LANG": "C.UTF-8",
-           "MPLCONFIGDIR": f"{HOME}/.config/matplotlib", "IPYTHONDIR": f"{HOME}/.ipython",
-           "JUPYTER_RUNTIME_DIR": str(ipc_dir), "JUPYTER_DATA_DIR": f"{HOME}/.local/share/jupyter",
-           "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
-           "PYTHONHASHSEED": os.environ.get("PYTHONHASHSEED", "0"), "PYDEVD_DISABLE_FILE_VALIDATION": "1",
-           "NBGRADER_EXECUTION": "autograde", "TMPDIR": "/tmp", "USER": "student"}
+    cmd += [
+        "--proc",
+        "/proc",
+        "--dev",
+        "/dev",
+        "--size",
+        str(limits.tmp),
+        "--tmpfs",
+        "/tmp",
+        "--bind",
+        str(ipc_dir),
+        str(ipc_dir),
+        "--bind",
+        str(scratch),
+        HOME,
+        "--chdir",
+        HOME,
+        "--clearenv",
+    ]
+    env = {
+        "HOME": HOME,
+        "PATH": f"{os.path.dirname(kernel_cmd[0])}:/usr/bin:/bin",
+        "LANG": "C.UTF-8",
+        "MPLCONFIGDIR": f"{HOME}/.config/matplotlib",
+        "IPYTHONDIR": f"{HOME}/.ipython",
+        "JUPYTER_RUNTIME_DIR": str(ipc_dir),
+        "JUPYTER_DATA_DIR": f"{HOME}/.local/share/jupyter",
+        "OMP_NUM_THREADS": "1",
+        "OPENBLAS_NUM_THREADS": "1",
+        "MKL_NUM_THREADS": "1",
+        "PYTHONHASHSEED": os.environ.get("PYTHONHASHSEED", "0"),
+        "PYDEVD_DISABLE_FILE_VALIDATION": "1",
+        "NBGRADER_EXECUTION": "autograde",
+        "TMPDIR": "/tmp",
+        "USER": "student",
+    }
     if guard_fd is not None:
         env["AUTOGRADE_GUARD_FD"] = str(guard_fd)
     for key, value in env.items():
         cmd += ["--setenv", key, value]
     real_uid = uid if uid is not None else os.getuid()
     nproc = limits.processes + (64 if uid is not None else user_processes(real_uid) + 64)
-    cmd += ["--", "/usr/bin/prlimit", f"--data={limits.memory}", f"--cpu={limits.cpu}:{limits.cpu + 10}", f"--nproc={nproc}",
-            f"--fsize={limits.file_size}", f"--nofile={limits.open_files}", "--core=0", "--"]
+    cmd += [
+        "--",
+        "/usr/bin/prlimit",
+        f"--data={limits.memory}",
+        f"--cpu={limits.cpu}:{limits.cpu + 10}",
+        f"--nproc={nproc}",
+        f"--fsize={limits.file_size}",
+        f"--nofile={limits.open_files}",
+        "--core=0",
+        "--",
+    ]
     if uid is not None:
-        cmd += ["/usr/bin/setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups", "--inh-caps=-all",
-                "--bounding-set=-all", "--no-new-privs", "--"]
+        cmd += [
+            "/usr/bin/setpriv",
+            f"--reuid={uid}",
+            f"--regid={uid}",
+            "--clear-groups",
+            "--inh-caps=-all",
+            "--bounding-set=-all",
+            "--no-new-privs",
+            "--",
+        ]
     return cmd + list(kernel_cmd)
 
 
@@ -180,7 +259,7 @@ class SandboxKernelManager(AsyncKernelManager):
 
     def __init__(self, **kw):
         super().__init__(**kw)
-        self.ipc_dir = Path(tempfile.mkdtemp(prefix="agk-", dir="/tmp"))   # short: AF_UNIX paths are limited
+        self.ipc_dir = Path(tempfile.mkdtemp(prefix="agk-", dir="/tmp"))  # short: AF_UNIX paths are limited
         self.scratch = Path(tempfile.mkdtemp(prefix="ags-", dir="/tmp"))
         self.transport = "ipc"
         self.ip = str(self.ipc_dir / "k")
@@ -222,7 +301,7 @@ class SandboxKernelManager(AsyncKernelManager):
         cwd = kw.pop("cwd", None)
         self._prepare_scratch(cwd)
         if self.kernel_spec is not None:
-            self.kernel_spec.interrupt_mode = "message"     # SIGINT to bwrap would end the sandbox
+            self.kernel_spec.interrupt_mode = "message"  # SIGINT to bwrap would end the sandbox
         kw["cwd"] = str(self.scratch)
         env = dict(kw.get("env") or os.environ)
         env.pop("JPY_PARENT_PID", None)
@@ -235,7 +314,7 @@ class SandboxKernelManager(AsyncKernelManager):
         if self.kernel_uid is not None:
             os.chown(self.connection_file, self.kernel_uid, self.kernel_uid)
         await super()._async_launch_kernel(kernel_cmd, **kw)
-        os.close(self.guard_write)                         # the kernel holds the only write end now
+        os.close(self.guard_write)  # the kernel holds the only write end now
         self.guard_write = -1
         self._reader = threading.Thread(target=self._drain, daemon=True)
         self._reader.start()

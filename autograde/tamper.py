@@ -5,23 +5,92 @@ every node of every student code cell and returns short descriptions ("cell 7: r
 checks.expect_close"). This is the first line; the run-time integrity check (guard.py) catches
 tampering by routes no source scan can see.
 """
+
 import ast
 import builtins
 
 # Names whose attributes the tests and helpers rely on; rebinding one of their attributes is flagged.
-PROTECTED_MODULES = {"np", "numpy", "torch", "F", "nn", "math", "builtins", "__builtins__", "checks", "ac",
-                     "attention_course", "plots", "widgets", "data", "sys", "random", "importlib"}
-PROTECTED_PACKAGES = ("numpy", "torch", "attention_course", "builtins", "math", "sys", "importlib", "IPython",
-                      "ipykernel")
+PROTECTED_MODULES = {
+    "np",
+    "numpy",
+    "torch",
+    "F",
+    "nn",
+    "math",
+    "builtins",
+    "__builtins__",
+    "checks",
+    "ac",
+    "attention_course",
+    "plots",
+    "widgets",
+    "data",
+    "sys",
+    "random",
+    "importlib",
+}
+PROTECTED_PACKAGES = (
+    "numpy",
+    "torch",
+    "attention_course",
+    "builtins",
+    "math",
+    "sys",
+    "importlib",
+    "IPython",
+    "ipykernel",
+)
 DYNAMIC_CALLS = {"exec", "eval", "__import__", "setattr", "delattr", "globals", "vars"}
-INTROSPECTION = {"gc.get_objects", "gc.get_referrers", "gc.get_referents", "sys._getframe", "inspect.currentframe",
-                 "sys.addaudithook", "sys.settrace", "sys.setprofile", "threading.settrace", "sys.audit"}
+INTROSPECTION = {
+    "gc.get_objects",
+    "gc.get_referrers",
+    "gc.get_referents",
+    "sys._getframe",
+    "inspect.currentframe",
+    "sys.addaudithook",
+    "sys.settrace",
+    "sys.setprofile",
+    "threading.settrace",
+    "sys.audit",
+}
 VALUE_TYPES = {"str", "int", "float", "bool", "bytes", "complex", "tuple", "list", "dict", "object"}
-PRETENDING = {"__eq__", "__ne__", "__str__", "__float__", "__int__", "__index__", "__lt__", "__le__", "__gt__",
-              "__ge__", "__abs__", "__sub__", "__rsub__", "__hash__", "__bool__", "__format__", "__repr__",
-              "strip", "lower", "casefold", "__getattr__"}
-SHELL_HOOKS = ("input_transformers", "ast_transformers", "events", "run_cell", "showtraceback", "_showtraceback",
-               "displayhook", "excepthook", "compile", "user_ns", "user_global_ns", "set_custom_exc")
+PRETENDING = {
+    "__eq__",
+    "__ne__",
+    "__str__",
+    "__float__",
+    "__int__",
+    "__index__",
+    "__lt__",
+    "__le__",
+    "__gt__",
+    "__ge__",
+    "__abs__",
+    "__sub__",
+    "__rsub__",
+    "__hash__",
+    "__bool__",
+    "__format__",
+    "__repr__",
+    "strip",
+    "lower",
+    "casefold",
+    "__getattr__",
+}
+SHELL_HOOKS = (
+    "input_transformers",
+    "ast_transformers",
+    "events",
+    "run_cell",
+    "showtraceback",
+    "_showtraceback",
+    "displayhook",
+    "excepthook",
+    "compile",
+    "user_ns",
+    "user_global_ns",
+    "set_custom_exc",
+)
 
 
 def root_name(node):
@@ -123,8 +192,11 @@ class RedefinesTestName(Rule):
     """A top-level `def`/`class` named like a builtin or module the tests use (`def float(x): ...`)."""
 
     def check(self, node, ctx):
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and id(node) in ctx.top_level \
-                and ctx.guarded_name(node.name):
+        if (
+            isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+            and id(node) in ctx.top_level
+            and ctx.guarded_name(node.name)
+        ):
             yield f"redefines {node.name}"
 
 
@@ -142,7 +214,7 @@ class ImportRebindsBuiltin(Rule):
                 yield f"import rebinds {bound}"
             elif bound in ctx.protected and bound in PROTECTED_MODULES:
                 full = f"{module}.{alias.name}" if module else alias.name
-                if not full.split(".")[0] in PROTECTED_PACKAGES:
+                if full.split(".")[0] not in PROTECTED_PACKAGES:
                     yield f"import binds {bound} to {full}"
 
 
@@ -152,7 +224,7 @@ class DynamicCall(Rule):
     def check(self, node, ctx):
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in DYNAMIC_CALLS:
             if node.func.id in ("globals", "vars"):
-                return                                  # flagged by WritesGlobalsDict when written to
+                return  # flagged by WritesGlobalsDict when written to
             yield f"calls {node.func.id}()"
 
 
@@ -160,9 +232,12 @@ class StoresModuleInternals(Rule):
     """Writing the `__dict__`, `__builtins__`, `__class__` or `modules` attribute of a protected module."""
 
     def check(self, node, ctx):
-        if isinstance(node, ast.Attribute) and node.attr in ("__dict__", "__builtins__", "modules", "__class__",
-                                                             "__code__", "__defaults__", "__kwdefaults__") \
-                and isinstance(node.ctx, (ast.Store, ast.Del)):
+        if (
+            isinstance(node, ast.Attribute)
+            and node.attr
+            in ("__dict__", "__builtins__", "modules", "__class__", "__code__", "__defaults__", "__kwdefaults__")
+            and isinstance(node.ctx, (ast.Store, ast.Del))
+        ):
             yield f"rebinds {ast.unparse(node)}"
 
 
@@ -220,8 +295,19 @@ class PretendingValue(Rule):
             yield f"class {node.name}({', '.join(sorted(bases & VALUE_TYPES))}) overrides {', '.join(bad)}"
 
 
-RULES = [RebindsModuleAttribute, WritesGlobalsDict, RebindsTestName, RedefinesTestName, ImportRebindsBuiltin,
-         DynamicCall, StoresModuleInternals, ImportModuleByName, PatchesShell, Introspection, PretendingValue]
+RULES = [
+    RebindsModuleAttribute,
+    WritesGlobalsDict,
+    RebindsTestName,
+    RedefinesTestName,
+    ImportRebindsBuiltin,
+    DynamicCall,
+    StoresModuleInternals,
+    ImportModuleByName,
+    PatchesShell,
+    Introspection,
+    PretendingValue,
+]
 
 
 def is_test_cell(cell):

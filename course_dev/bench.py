@@ -25,6 +25,7 @@ measurements as JSON (by default benchmarks/results.json, committed as the lates
 
 This is a measurement, not a test: it exits 0 even when a figure is over budget.
 """
+
 import argparse
 import csv
 import datetime
@@ -54,9 +55,9 @@ MEMORY_SOURCE = "import resource\nprint(resource.getrusage(resource.RUSAGE_SELF)
 # grading state that older layouts kept inside autograde/, never copied into the temporary course
 SKIP_IN_AUTOGRADE = {"gradebook.db", "submitted", "autograded", "feedback", "downloaded", "runs"}
 
-use_this_python()       # kernels start with the first `python` on PATH (as nbgrader's do): this interpreter
-nbclient_fix.apply()    # jupyter/nbclient#312: widget cells could stall until the cell timeout
-os.environ.pop("ATTENTION_COURSE_FIGURES", None)   # benchmarks never write figure files
+use_this_python()  # kernels start with the first `python` on PATH (as nbgrader's do): this interpreter
+nbclient_fix.apply()  # jupyter/nbclient#312: widget cells could stall until the cell timeout
+os.environ.pop("ATTENTION_COURSE_FIGURES", None)  # benchmarks never write figure files
 
 
 def notebook_budget(lesson):
@@ -101,8 +102,13 @@ def run_notebook(path, timeout=300, after=None):
     `after(client, nb)` (run in the same kernel once every cell has run) are not counted."""
     path = Path(path)
     nb = nbformat.read(str(path), as_version=4)
-    client = NotebookClient(nb, timeout=timeout, kernel_name="python3", allow_errors=True,
-                            resources={"metadata": {"path": str(path.parent)}})
+    client = NotebookClient(
+        nb,
+        timeout=timeout,
+        kernel_name="python3",
+        allow_errors=True,
+        resources={"metadata": {"path": str(path.parent)}},
+    )
     after_result = None
     start = time.perf_counter()
     with client.setup_kernel():
@@ -119,8 +125,13 @@ def run_notebook(path, timeout=300, after=None):
         shutdown_start = time.perf_counter()
     end = time.perf_counter()
     phases = {"start_s": started - start, "cells_s": cells_done - started, "shutdown_s": end - shutdown_start}
-    return {"seconds": sum(phases.values()), "phases": phases, "peak_rss_mib": peak, "errors": errors,
-            "after": after_result}
+    return {
+        "seconds": sum(phases.values()),
+        "phases": phases,
+        "peak_rss_mib": peak,
+        "errors": errors,
+        "after": after_result,
+    }
 
 
 def floor_notebook(folder):
@@ -141,23 +152,27 @@ def bench_notebooks(names, repeat, timeout, log):
             for name, path in paths.items():
                 result = run_notebook(path, timeout)
                 runs[name].append(result)
-                log(f"  notebooks round {round_ + 1}/{repeat}: {name} {result['seconds']:.1f} s"
-                    + (f" ({len(result['errors'])} errors)" if result["errors"] else ""))
+                log(
+                    f"  notebooks round {round_ + 1}/{repeat}: {name} {result['seconds']:.1f} s"
+                    + (f" ({len(result['errors'])} errors)" if result["errors"] else "")
+                )
     summary = {}
     for name, results in runs.items():
         seconds = [r["seconds"] for r in results]
         peaks = [r["peak_rss_mib"] for r in results if r["peak_rss_mib"] is not None]
-        summary[name] = {"median_s": statistics.median(seconds), "runs_s": seconds,
-                         "runs_phases_s": [r["phases"] for r in results],
-                         "peak_rss_mib": max(peaks) if peaks else None,
-                         "errors": sorted({e for r in results for e in r["errors"]})}
+        summary[name] = {
+            "median_s": statistics.median(seconds),
+            "runs_s": seconds,
+            "runs_phases_s": [r["phases"] for r in results],
+            "peak_rss_mib": max(peaks) if peaks else None,
+            "errors": sorted({e for r in results for e in r["errors"]}),
+        }
     floor = summary.pop("floor")
     for name, entry in summary.items():
         entry["ratio_to_floor"] = entry["median_s"] / floor["median_s"]
         entry["budget_s"] = notebook_budget(name)
     total = sum(entry["median_s"] for entry in summary.values())
-    return {"repeat": repeat, "floor": floor, "lessons": summary,
-            "total_s": total, "total_budget_s": COURSE_BUDGET}
+    return {"repeat": repeat, "floor": floor, "lessons": summary, "total_s": total, "total_budget_s": COURSE_BUDGET}
 
 
 # ----------------------------------------------------------------------------------------- memory
@@ -178,8 +193,11 @@ def bench_memory(names, notebooks, timeout, log):
 # ----------------------------------------------------------------------------------------- widgets
 def drive_explorers(client, nb, changes, warmup):
     """In the kernel that ran `nb`: change every explorer's controls `warmup + changes` times."""
-    outputs = _run_extra(client, nb, "import json\nfrom course_dev.widget_driver import drive\n"
-                         f"print(json.dumps(drive({changes}, {warmup})))")
+    outputs = _run_extra(
+        client,
+        nb,
+        f"import json\nfrom course_dev.widget_driver import drive\nprint(json.dumps(drive({changes}, {warmup})))",
+    )
     text = _stdout(outputs).strip().splitlines()
     errors = [f"{o.ename}: {o.evalue}" for o in outputs if o.output_type == "error"]
     if errors or not text:
@@ -191,12 +209,21 @@ def widget_rows(lesson, report):
     rows = []
     for entry in report:
         seconds = entry["seconds"]
-        row = {"lesson": lesson, "explorer": entry["explorer"], "controls": entry["controls"],
-               "changes": len(seconds), "missed": entry["missed"], "statuses": entry["statuses"],
-               "budget_ms": REDRAW_BUDGET_MS}
+        row = {
+            "lesson": lesson,
+            "explorer": entry["explorer"],
+            "controls": entry["controls"],
+            "changes": len(seconds),
+            "missed": entry["missed"],
+            "statuses": entry["statuses"],
+            "budget_ms": REDRAW_BUDGET_MS,
+        }
         if seconds:
-            row.update(median_ms=1000 * statistics.median(seconds), p90_ms=1000 * percentile(seconds, 90),
-                       redraw_median_ms=1000 * statistics.median(entry["redraw_seconds"]))
+            row.update(
+                median_ms=1000 * statistics.median(seconds),
+                p90_ms=1000 * percentile(seconds, 90),
+                redraw_median_ms=1000 * statistics.median(entry["redraw_seconds"]),
+            )
         rows.append(row)
     return rows
 
@@ -222,8 +249,9 @@ def copy_course(dest, lesson):
         src = ROOT / name
         (shutil.copytree if src.is_dir() else shutil.copy)(src, dest / name)
     if (ROOT / "autograde").is_dir():
-        shutil.copytree(ROOT / "autograde", dest / "autograde",
-                        ignore=shutil.ignore_patterns("__pycache__", *SKIP_IN_AUTOGRADE))
+        shutil.copytree(
+            ROOT / "autograde", dest / "autograde", ignore=shutil.ignore_patterns("__pycache__", *SKIP_IN_AUTOGRADE)
+        )
     shutil.copytree(ROOT / "solutions" / lesson, dest / "solutions" / lesson)
     return dest
 
@@ -262,18 +290,31 @@ def compare_scores(stock_course, lesson, grades_csv):
     "student/cell: stock vs course" strings (None if either side cannot be read)."""
     try:
         from nbgrader.api import Gradebook
+
         with Gradebook(f"sqlite:///{state_dir(stock_course)}/gradebook.db") as gb:
-            stock = {(sub.student.id, g.name): g.auto_score for sub in gb.assignment_submissions(lesson)
-                     for nb_ in sub.notebooks for g in nb_.grades if g.auto_score is not None}
+            stock = {
+                (sub.student.id, g.name): g.auto_score
+                for sub in gb.assignment_submissions(lesson)
+                for nb_ in sub.notebooks
+                for g in nb_.grades
+                if g.auto_score is not None
+            }
         with open(grades_csv, newline="") as handle:
-            course = {(row["student"], cell): float(value) for row in csv.DictReader(handle)
-                      for cell, value in row.items() if (row["student"], cell) in stock and value not in ("", None)}
+            course = {
+                (row["student"], cell): float(value)
+                for row in csv.DictReader(handle)
+                for cell, value in row.items()
+                if (row["student"], cell) in stock and value not in ("", None)
+            }
     except Exception:  # noqa: BLE001 - a comparison we cannot make is reported as unknown, not a crash
         return None
     if not course or len(course) < len(stock):
         return None if not course else [f"{len(stock) - len(course)} stock scores missing from grades.csv"]
-    return [f"{student}/{cell}: {stock[student, cell]:g} vs {value:g}" for (student, cell), value in
-            sorted(course.items()) if abs(stock[student, cell] - value) > 1e-9]
+    return [
+        f"{student}/{cell}: {stock[student, cell]:g} vs {value:g}"
+        for (student, cell), value in sorted(course.items())
+        if abs(stock[student, cell] - value) > 1e-9
+    ]
 
 
 def _grade_command(lesson, submissions, workers, out, sandbox=True):
@@ -289,9 +330,14 @@ def _run_course(label, course, lesson, flat, workers, out, timeout, log, sandbox
     start = time.perf_counter()
     ours = subprocess.run(command, cwd=course, capture_output=True, text=True, timeout=timeout)
     seconds = time.perf_counter() - start
-    entry = {"command": " ".join(["python"] + command[1:]).replace(str(flat), "SUBMISSIONS")
-             .replace(str(out), "OUT"), "workers": workers, "sandbox": sandbox, "seconds": seconds,
-             "returncode": ours.returncode, "load_before": os.getloadavg()[0]}
+    entry = {
+        "command": " ".join(["python"] + command[1:]).replace(str(flat), "SUBMISSIONS").replace(str(out), "OUT"),
+        "workers": workers,
+        "sandbox": sandbox,
+        "seconds": seconds,
+        "returncode": ours.returncode,
+        "load_before": os.getloadavg()[0],
+    }
     if ours.returncode != 0:
         entry["failure"] = (ours.stderr or ours.stdout)[-1500:]
         return entry
@@ -309,11 +355,16 @@ def bench_grading(lesson, count, workers, timeout, log):
         entry["course"] = {"missing": "autograde package missing"}
     with tempfile.TemporaryDirectory(prefix="bench_grading_") as folder:
         stock_course = copy_course(Path(folder) / "stock", lesson)
-        subprocess.run([sys.executable, "-m", "course_dev.release", "--root", str(stock_course), lesson], cwd=stock_course, check=True,
-                       capture_output=True, text=True)
+        subprocess.run(
+            [sys.executable, "-m", "course_dev.release", "--root", str(stock_course), lesson],
+            cwd=stock_course,
+            check=True,
+            capture_output=True,
+            text=True,
+        )
         submissions = synthetic_submissions(stock_course, lesson, count)
         copies = {}
-        for name in ("course", "nosandbox"):              # released like the stock course (gradebook included)
+        for name in ("course", "nosandbox"):  # released like the stock course (gradebook included)
             copies[name] = Path(folder) / name
             shutil.copytree(stock_course, copies[name])
         for student, nb in submissions.items():
@@ -322,17 +373,27 @@ def bench_grading(lesson, count, workers, timeout, log):
             nbformat.write(nb, str(target / f"{lesson}.ipynb"))
         flat = Path(folder) / "submissions"
         flat.mkdir()
-        for student, nb in submissions.items():             # nbgrader zip_collect naming
+        for student, nb in submissions.items():  # nbgrader zip_collect naming
             nbformat.write(nb, str(flat / f"{student}_{lesson}.ipynb"))
 
         log(f"  grading: stock nbgrader autograde, {count} submissions of {lesson}")
         start = time.perf_counter()
-        stock = subprocess.run([sys.executable, "-m", "nbgrader", "autograde", lesson], cwd=stock_course,
-                               capture_output=True, text=True, timeout=timeout)
+        stock = subprocess.run(
+            [sys.executable, "-m", "nbgrader", "autograde", lesson],
+            cwd=stock_course,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+        )
         seconds = time.perf_counter() - start
         graded = len(list((state_dir(stock_course) / "autograded").glob(f"*/{lesson}/{lesson}.ipynb")))
-        entry["stock"] = {"command": f"nbgrader autograde {lesson}", "seconds": seconds, "graded": graded,
-                          "returncode": stock.returncode, "per_minute": 60 * count / seconds}
+        entry["stock"] = {
+            "command": f"nbgrader autograde {lesson}",
+            "seconds": seconds,
+            "graded": graded,
+            "returncode": stock.returncode,
+            "per_minute": 60 * count / seconds,
+        }
         if stock.returncode != 0 or graded != count:
             entry["stock"]["failure"] = (stock.stderr or stock.stdout)[-1500:]
 
@@ -367,20 +428,48 @@ def table_rows(results):
         rows.append(("notebooks", "floor: kernel + imports", f"{floor:.1f} s", "—", ""))
         for name, entry in nbs["lessons"].items():
             status = "ERROR ✗" if entry["errors"] else _mark(entry["median_s"], entry["budget_s"])
-            rows.append(("notebooks", name, f"{entry['median_s']:.1f} s ({entry['ratio_to_floor']:.1f}× floor)",
-                         f"≤ {entry['budget_s']:.0f} s", status))
-        rows.append(("notebooks", f"course total ({len(nbs['lessons'])} notebooks)", f"{nbs['total_s']:.1f} s",
-                     f"≤ {nbs['total_budget_s']:.0f} s", _mark(nbs["total_s"], nbs["total_budget_s"])))
+            rows.append(
+                (
+                    "notebooks",
+                    name,
+                    f"{entry['median_s']:.1f} s ({entry['ratio_to_floor']:.1f}× floor)",
+                    f"≤ {entry['budget_s']:.0f} s",
+                    status,
+                )
+            )
+        rows.append(
+            (
+                "notebooks",
+                f"course total ({len(nbs['lessons'])} notebooks)",
+                f"{nbs['total_s']:.1f} s",
+                f"≤ {nbs['total_budget_s']:.0f} s",
+                _mark(nbs["total_s"], nbs["total_budget_s"]),
+            )
+        )
     grading = results.get("grading")
     if grading:
         what = f"{grading['submissions']} submissions of {grading['lesson']}"
         stock = grading["stock"]
         if "failure" in stock:
-            rows.append(("grading", f"nbgrader autograde (stock), {what}",
-                         f"failed (exit {stock['returncode']}, {stock['graded']} graded)", "—", "ERROR ✗"))
+            rows.append(
+                (
+                    "grading",
+                    f"nbgrader autograde (stock), {what}",
+                    f"failed (exit {stock['returncode']}, {stock['graded']} graded)",
+                    "—",
+                    "ERROR ✗",
+                )
+            )
         else:
-            rows.append(("grading", f"nbgrader autograde (stock), {what}",
-                         f"{stock['per_minute']:.1f} /min ({stock['seconds']:.0f} s)", "—", ""))
+            rows.append(
+                (
+                    "grading",
+                    f"nbgrader autograde (stock), {what}",
+                    f"{stock['per_minute']:.1f} /min ({stock['seconds']:.0f} s)",
+                    "—",
+                    "",
+                )
+            )
         for key, label in (("course", "autograde/grade.py"), ("nosandbox", "autograde/grade.py --no-sandbox")):
             course = grading.get(key)
             if course is None:
@@ -389,24 +478,43 @@ def table_rows(results):
             if "missing" in course:
                 rows.append(("grading", f"{label}, same submissions", f"n/a ({course['missing']})", "—", "n/a"))
             elif "failure" in course:
-                rows.append(("grading", f"{label}, same submissions", f"failed (exit {course['returncode']})",
-                             "—", "ERROR ✗"))
+                rows.append(
+                    ("grading", f"{label}, same submissions", f"failed (exit {course['returncode']})", "—", "ERROR ✗")
+                )
             else:
                 differ = course.get("disagreements")
-                agreement = ("scores not compared" if differ is None else "same scores as stock" if not differ
-                             else f"{len(differ)} cell scores differ from stock")
+                agreement = (
+                    "scores not compared"
+                    if differ is None
+                    else "same scores as stock"
+                    if not differ
+                    else f"{len(differ)} cell scores differ from stock"
+                )
                 speed = course.get("speed_up", float("nan"))
                 budget, status = "≥ 1.8× stock", ("CHECK ✗" if differ else "" if speed >= 1.8 else "UNDER ✗")
                 if key == "nosandbox":
                     budget = "sandbox costs ≤ 10 %"
                     cost = grading.get("sandbox_cost")
                     status = "CHECK ✗" if differ else ("" if cost is None or cost <= 0.10 else "OVER ✗")
-                rows.append(("grading", f"{label}, same submissions",
-                             f"{course['per_minute']:.1f} /min ({course['seconds']:.0f} s; {speed:.2f}× stock; "
-                             f"{agreement})", budget, status))
+                rows.append(
+                    (
+                        "grading",
+                        f"{label}, same submissions",
+                        f"{course['per_minute']:.1f} /min ({course['seconds']:.0f} s; {speed:.2f}× stock; {agreement})",
+                        budget,
+                        status,
+                    )
+                )
         if grading.get("sandbox_cost") is not None:
-            rows.append(("grading", "cost of the sandbox", f"{100 * grading['sandbox_cost']:+.0f} %",
-                         "≤ 10 %", "" if grading["sandbox_cost"] <= 0.10 else "OVER ✗"))
+            rows.append(
+                (
+                    "grading",
+                    "cost of the sandbox",
+                    f"{100 * grading['sandbox_cost']:+.0f} %",
+                    "≤ 10 %",
+                    "" if grading["sandbox_cost"] <= 0.10 else "OVER ✗",
+                )
+            )
     widgets = results.get("widgets")
     if widgets:
         if not widgets["explorers"]:
@@ -418,13 +526,27 @@ def table_rows(results):
                 continue
             problems = entry["missed"] or any(s != "figure" for s in entry["statuses"])
             status = "ERROR ✗" if problems else _mark(entry["median_ms"], entry["budget_ms"])
-            rows.append(("widgets", item, f"median {entry['median_ms']:.0f} ms, p90 {entry['p90_ms']:.0f} ms",
-                         f"median ≤ {entry['budget_ms']:.0f} ms", status))
+            rows.append(
+                (
+                    "widgets",
+                    item,
+                    f"median {entry['median_ms']:.0f} ms, p90 {entry['p90_ms']:.0f} ms",
+                    f"median ≤ {entry['budget_ms']:.0f} ms",
+                    status,
+                )
+            )
     memory = results.get("memory")
     if memory:
         if memory["biggest"]:
-            rows.append(("memory", f"peak RSS, biggest notebook ({memory['biggest']})",
-                         f"{memory['peak_rss_mib']:.0f} MiB", "—", ""))
+            rows.append(
+                (
+                    "memory",
+                    f"peak RSS, biggest notebook ({memory['biggest']})",
+                    f"{memory['peak_rss_mib']:.0f} MiB",
+                    "—",
+                    "",
+                )
+            )
         else:
             rows.append(("memory", "peak RSS", "unknown", "—", "n/a"))
     return rows
@@ -437,6 +559,7 @@ def format_table(rows):
 
     def line(cells):
         return "| " + " | ".join(str(c).ljust(w) for c, w in zip(cells, widths)) + " |"
+
     return "\n".join([line(header), "|" + "|".join("-" * (w + 2) for w in widths) + "|", *map(line, rows)])
 
 
@@ -455,29 +578,42 @@ def update_readme(path, text):
 
 def describe_run(results):
     meta = results["meta"]
-    return (f"{meta['measured_at']} · {meta['cpus']} cores · load average {meta['load_start']:.2f} → "
-            f"{meta['load_end']:.2f} · Python {meta['python']}")
+    return (
+        f"{meta['measured_at']} · {meta['cpus']} cores · load average {meta['load_start']:.2f} → "
+        f"{meta['load_end']:.2f} · Python {meta['python']}"
+    )
 
 
 # ----------------------------------------------------------------------------------------- main
 def parse_args(argv=None):
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--only", default=",".join(PARTS),
-                        help="comma-separated parts to run (default: all): " + ",".join(PARTS))
+    parser.add_argument(
+        "--only", default=",".join(PARTS), help="comma-separated parts to run (default: all): " + ",".join(PARTS)
+    )
     parser.add_argument("--repeat", type=int, default=3, help="runs per notebook, median reported (default 3)")
     parser.add_argument("--lesson", default="01_why_attention", help="lesson to grade (default 01_why_attention)")
     parser.add_argument("--submissions", type=int, default=20, help="synthetic submissions to grade (default 20)")
-    parser.add_argument("--workers", type=int, default=os.cpu_count(),
-                        help="--workers for python -m autograde (default: the number of cores)")
+    parser.add_argument(
+        "--workers",
+        type=int,
+        default=os.cpu_count(),
+        help="--workers for python -m autograde (default: the number of cores)",
+    )
     parser.add_argument("--changes", type=int, default=20, help="measured value changes per explorer (default 20)")
     parser.add_argument("--warmup", type=int, default=2, help="unmeasured changes per explorer first (default 2)")
-    parser.add_argument("--lessons", default=None,
-                        help="comma-separated lessons for the notebooks/widgets/memory parts (default: every "
-                             "lesson in solutions/; an empty string measures only the floor)")
+    parser.add_argument(
+        "--lessons",
+        default=None,
+        help="comma-separated lessons for the notebooks/widgets/memory parts (default: every "
+        "lesson in solutions/; an empty string measures only the floor)",
+    )
     parser.add_argument("--timeout", type=int, default=300, help="seconds per notebook cell (default 300)")
     parser.add_argument("--grading-timeout", type=int, default=3600, help="seconds per grading command")
-    parser.add_argument("--readme", action="store_true",
-                        help="also put the table into README.md's Performance section (between its bench markers)")
+    parser.add_argument(
+        "--readme",
+        action="store_true",
+        help="also put the table into README.md's Performance section (between its bench markers)",
+    )
     parser.add_argument("--json", default=str(ROOT / "benchmarks" / "results.json"), help="where to write JSON")
     args = parser.parse_args(argv)
     args.parts = [p.strip() for p in args.only.split(",") if p.strip()]
@@ -486,8 +622,9 @@ def parse_args(argv=None):
         parser.error(f"unknown part(s) {sorted(unknown)}; choose from {','.join(PARTS)}")
     available = lessons()
     args.names = available if args.lessons is None else [n.strip() for n in args.lessons.split(",") if n.strip()]
-    missing = [n for n in args.names if n not in available] + ([args.lesson] if "grading" in args.parts
-                                                               and args.lesson not in available else [])
+    missing = [n for n in args.names if n not in available] + (
+        [args.lesson] if "grading" in args.parts and args.lesson not in available else []
+    )
     if missing:
         parser.error(f"no solution notebook for {missing}; lessons: {', '.join(available)}")
     return args
@@ -499,12 +636,21 @@ def main(argv=None):
     def log(message):
         print(message, file=sys.stderr, flush=True)
 
-    results = {"meta": {"measured_at": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
-                        "cpus": os.cpu_count(), "load_start": os.getloadavg()[0],
-                        "python": platform.python_version(), "platform": platform.platform(),
-                        "parts": args.parts, "lessons": args.names,
-                        "command": shlex.join(["python", "-m", "course_dev.bench"] + [
-                            a for a in (sys.argv[1:] if argv is None else argv) if a != "--readme"])}}
+    results = {
+        "meta": {
+            "measured_at": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC"),
+            "cpus": os.cpu_count(),
+            "load_start": os.getloadavg()[0],
+            "python": platform.python_version(),
+            "platform": platform.platform(),
+            "parts": args.parts,
+            "lessons": args.names,
+            "command": shlex.join(
+                ["python", "-m", "course_dev.bench"]
+                + [a for a in (sys.argv[1:] if argv is None else argv) if a != "--readme"]
+            ),
+        }
+    }
     if "notebooks" in args.parts:
         log(f"notebooks: floor + {len(args.names)} solution notebook(s), {args.repeat} round(s)")
         results["notebooks"] = bench_notebooks(args.names, args.repeat, args.timeout, log)

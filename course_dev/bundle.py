@@ -5,6 +5,7 @@
 Contents: notebooks/, the helper package, requirements.txt, pyproject.toml, a student Makefile and
 README. Never: solutions/, tests/, autograde/ (gradebook, submissions), course_dev/, tools/.
 """
+
 import shutil
 import sys
 from pathlib import Path

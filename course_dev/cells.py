@@ -45,8 +45,11 @@ def exercises(nb):
     """(answer cell, tests cell, points) for every graded code exercise and quiz question, in order.
     The tests of answer `x` are the cell `x-tests`."""
     by_id = cells_by_id(nb)
-    return [(c, by_id[grade_id(c) + "-tests"], nbgrader_meta(by_id[grade_id(c) + "-tests"])["points"])
-            for c in nb["cells"] if is_answer(c) and grade_id(c) + "-tests" in by_id]
+    return [
+        (c, by_id[grade_id(c) + "-tests"], nbgrader_meta(by_id[grade_id(c) + "-tests"])["points"])
+        for c in nb["cells"]
+        if is_answer(c) and grade_id(c) + "-tests" in by_id
+    ]
 
 
 def points(nb):

@@ -1,4 +1,5 @@
 """A temporary copy of the course, and submissions built from a solution's answers."""
+
 import shutil
 from pathlib import Path
 
@@ -32,8 +33,11 @@ def copy_course(dest, lessons, extra=()):
 def submission(lesson, answered, released=None, solution=None):
     """The released notebook with the answer cells whose grade ids are in `answered` (code or free
     text) filled in from the solution; every other answer cell stays as released."""
-    answers = {grade_id(c): c.source for c in nbformat.read(str(solution or solution_path(lesson)), as_version=4).cells
-               if nbgrader_meta(c).get("solution")}
+    answers = {
+        grade_id(c): c.source
+        for c in nbformat.read(str(solution or solution_path(lesson)), as_version=4).cells
+        if nbgrader_meta(c).get("solution")
+    }
     nb = nbformat.read(str(released or student_path(lesson)), as_version=4)
     for cell in nb.cells:
         if grade_id(cell) in answered and grade_id(cell) in answers:

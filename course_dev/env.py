@@ -1,5 +1,6 @@
 """The environment in which nbgrader, nbclient and alembic find this interpreter first on PATH
 (they start kernels and tools with whatever `python` comes first)."""
+
 import os
 import sys
 

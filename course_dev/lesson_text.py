@@ -16,9 +16,9 @@ The format is jupytext's percent format with short nbgrader annotations on the c
 Cell ids are stable: a graded cell's id is its grade id; any other cell's id is a hash of its content.
 nbgrader never copies the .py into the student release (CourseDirectory.ignore in nbgrader_config.py).
 """
+
 import hashlib
 import sys
-from pathlib import Path
 
 import jupytext
 import nbformat
@@ -31,8 +31,10 @@ KINDS = {  # annotation -> nbgrader metadata (schema 3)
     "manual": dict(grade=True, solution=True, locked=False),
     "readonly": dict(grade=False, solution=False, locked=True),
 }
-METADATA = {"kernelspec": {"display_name": "Python 3 (ipykernel)", "language": "python", "name": "python3"},
-            "language_info": {"name": "python"}}
+METADATA = {
+    "kernelspec": {"display_name": "Python 3 (ipykernel)", "language": "python", "name": "python3"},
+    "language_info": {"name": "python"},
+}
 
 
 def _content_id(cell, seen):
@@ -99,8 +101,10 @@ def differs(lesson):
         return f"{source_path(lesson).name} is missing: run `python -m course_dev.lesson_text extract {lesson}`"
     built = _as_text(notebook_from_text(source_path(lesson).read_text(encoding="utf-8")))
     if solution_path(lesson).read_text(encoding="utf-8") != built:
-        return (f"{solution_path(lesson).name} differs from {source_path(lesson).name}: run "
-                f"`python -m course_dev.lesson_text build {lesson}` (or `extract` if you edited the notebook)")
+        return (
+            f"{solution_path(lesson).name} differs from {source_path(lesson).name}: run "
+            f"`python -m course_dev.lesson_text build {lesson}` (or `extract` if you edited the notebook)"
+        )
     return None
 
 

@@ -6,6 +6,7 @@ poll only notices it when the timeout expires. Polling in short slices re-checks
 missed wake-up costs at most one slice. `apply()` patches jupyter_client in this process only; call it
 where notebooks are executed (the tests' harness, the benchmark, the grading workers), never on import.
 """
+
 import time
 from queue import Empty
 

@@ -1,10 +1,11 @@
 """Where things are: the course root, the lessons and their per-lesson facts."""
+
 import tomllib
 from functools import cache
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-LESSON_FILE = "lesson.toml"   # per-lesson facts beside the solution notebook (never released to students)
+LESSON_FILE = "lesson.toml"  # per-lesson facts beside the solution notebook (never released to students)
 DEFAULTS = {"budget_s": 15.0, "capstone": False}
 
 

@@ -6,6 +6,7 @@ First builds each solution notebook from its text source (solutions/<lesson>/<le
 course_dev.lesson_text) when there is one. Runs nbgrader in one process for all lessons, records them
 in the gradebook, and fails loudly if nbgrader reports an error (its command line exits 0 on some failures).
 """
+
 import argparse
 import os
 import sys
@@ -21,14 +22,14 @@ from course_dev.paths import ROOT, lessons, source_path
 
 def release(root=ROOT, names=None):
     root = Path(root).resolve()
-    use_this_python()   # nbgrader calls `alembic` and starts kernels with the first `python` on PATH
+    use_this_python()  # nbgrader calls `alembic` and starts kernels with the first `python` on PATH
     names = names or lessons(root)
     if root == ROOT:
         for name in names:
             if source_path(name).is_file():
                 lesson_text.build(name)
     config = PyFileConfigLoader("nbgrader_config.py", path=str(root)).load_config()
-    (root / "autograde").mkdir(exist_ok=True)   # the gradebook's folder
+    (root / "autograde").mkdir(exist_ok=True)  # the gradebook's folder
     cwd = os.getcwd()
     os.chdir(root)
     try:

@@ -5,6 +5,7 @@
 
 changes each explorer's controls in turn to other values spread over their range and records, per
 explorer, the time from setting a value to the end of the redraw it triggers."""
+
 import time
 
 from attention_course.widgets import Explorer
@@ -30,8 +31,13 @@ def candidates(control):
 def drive_one(explorer, changes, warmup):
     driven = [(name, control, candidates(control)) for name, control in explorer.controls.items()]
     driven = [(name, control, values) for name, control, values in driven if len(values) >= 2]
-    entry = {"controls": [name for name, _, _ in driven], "seconds": [], "redraw_seconds": [],
-             "missed": 0, "statuses": []}
+    entry = {
+        "controls": [name for name, _, _ in driven],
+        "seconds": [],
+        "redraw_seconds": [],
+        "missed": 0,
+        "statuses": [],
+    }
     for change in range(warmup + changes if driven else 0):
         name, control, values = driven[change % len(driven)]
         position = values.index(control.value) if control.value in values else -1
@@ -53,5 +59,7 @@ def drive_one(explorer, changes, warmup):
 
 def drive(changes=20, warmup=2):
     """One report per explorer built in this kernel, in the order they were built."""
-    return [dict(drive_one(explorer, changes, warmup), explorer=number)
-            for number, explorer in enumerate(Explorer.instances, 1)]
+    return [
+        dict(drive_one(explorer, changes, warmup), explorer=number)
+        for number, explorer in enumerate(Explorer.instances, 1)
+    ]

@@ -15,6 +15,7 @@ Environment:
 The demo spawner runs every user's server as the hub's own Unix user, with a home of its own under
 HUB_STATE; on a real server use system accounts (LocalProcessSpawner) or containers (see README).
 """
+
 import os
 import sys
 import tomllib
@@ -27,12 +28,12 @@ CLASS = tomllib.loads((REPO / "hub" / "class.toml").read_text())
 STATE = Path(os.environ.get("HUB_STATE", REPO / ".hub")).resolve()
 COURSE_ROOT = Path(os.environ.get("HUB_COURSE_ROOT", REPO)).resolve()
 EXCHANGE = STATE / "exchange"
-BIN = Path(sys.executable).parent          # the course's venv: the same packages for the hub and every user
+BIN = Path(sys.executable).parent  # the course's venv: the same packages for the hub and every user
 INSTRUCTORS, STUDENTS = set(CLASS["instructors"]), set(CLASS["students"])
 
 for folder in (STATE, EXCHANGE, STATE / "home"):
     folder.mkdir(parents=True, exist_ok=True)
-EXCHANGE.chmod(0o1777)                      # nbgrader's exchange: writable by all, sticky
+EXCHANGE.chmod(0o1777)  # nbgrader's exchange: writable by all, sticky
 
 c.JupyterHub.ip = "127.0.0.1"
 c.JupyterHub.port = int(os.environ.get("HUB_PORT", "8000"))
@@ -52,8 +53,13 @@ c.Authenticator.admin_users = INSTRUCTORS
 
 if os.environ.get("HUB_API_TOKEN"):
     c.JupyterHub.services = [{"name": "class-admin", "api_token": os.environ["HUB_API_TOKEN"]}]
-    c.JupyterHub.load_roles = [{"name": "class-admin", "services": ["class-admin"],
-                                "scopes": ["admin:users", "admin:servers", "tokens", "access:servers"]}]
+    c.JupyterHub.load_roles = [
+        {
+            "name": "class-admin",
+            "services": ["class-admin"],
+            "scopes": ["admin:users", "admin:servers", "tokens", "access:servers"],
+        }
+    ]
 
 # Every user's server: the course's venv, JupyterLab, a home under STATE.
 c.JupyterHub.spawner_class = "jupyterhub.spawner.SimpleLocalProcessSpawner"
@@ -68,9 +74,11 @@ c.Spawner.start_timeout = 120
 
 def nbgrader_config(name):
     """Each user's nbgrader configuration: the course, the exchange, who they are; the course root for instructors."""
-    lines = [f"c.CourseDirectory.course_id = {CLASS['course_id']!r}",
-             f"c.Exchange.root = {str(EXCHANGE)!r}",
-             f"c.CourseDirectory.student_id = {name!r}"]      # the demo servers share one Unix user
+    lines = [
+        f"c.CourseDirectory.course_id = {CLASS['course_id']!r}",
+        f"c.Exchange.root = {str(EXCHANGE)!r}",
+        f"c.CourseDirectory.student_id = {name!r}",
+    ]  # the demo servers share one Unix user
     if name in INSTRUCTORS:
         lines.append(f"load_subconfig({str(COURSE_ROOT / 'nbgrader_config.py')!r})")
         lines.append("c.CourseDirectory.student_id = '*'")
@@ -84,7 +92,7 @@ def prepare_home(spawner):
     (home / ".jupyter").mkdir(parents=True, exist_ok=True)
     (home / ".jupyter" / "nbgrader_config.py").write_text(nbgrader_config(name))
     if name in INSTRUCTORS:
-        spawner.notebook_dir = str(COURSE_ROOT)                 # formgrader needs the course inside the server's root
+        spawner.notebook_dir = str(COURSE_ROOT)  # formgrader needs the course inside the server's root
         spawner.environment = dict(spawner.environment, NBGRADER_CONFIG_ROOT=str(COURSE_ROOT))
 
 

@@ -5,6 +5,7 @@
 The passwords come from HUB_PASSWORD / HUB_ADMIN_PASSWORD, or are made once and kept in
 <HUB_STATE>/passwords.toml (readable only by you). Stop the hub with Ctrl+C: it stops every user's server.
 """
+
 import os
 import secrets
 import sys
@@ -22,21 +23,28 @@ def passwords():
         path.write_text(f'students = "{secrets.token_urlsafe(9)}"\ninstructors = "{secrets.token_urlsafe(24)}"\n')
         path.chmod(0o600)
     saved = tomllib.loads(path.read_text())
-    return (os.environ.get("HUB_PASSWORD") or saved["students"],
-            os.environ.get("HUB_ADMIN_PASSWORD") or saved["instructors"])
+    return (
+        os.environ.get("HUB_PASSWORD") or saved["students"],
+        os.environ.get("HUB_ADMIN_PASSWORD") or saved["instructors"],
+    )
 
 
 def main():
     if not (HERE / "node_modules" / ".bin" / "configurable-http-proxy").exists():
-        raise SystemExit("JupyterHub's proxy is missing: run `make hub` (it installs it with npm into hub/node_modules)")
+        raise SystemExit(
+            "JupyterHub's proxy is missing: run `make hub` (it installs it with npm into hub/node_modules)"
+        )
     student, instructor = passwords()
     cls = tomllib.loads((HERE / "class.toml").read_text())
     port = os.environ.get("HUB_PORT", "8000")
-    print(f"JupyterHub for {cls['course_id']} at http://127.0.0.1:{port}/\n"
-          f"  students {', '.join(cls['students'])}: password {student}\n"
-          f"  instructors {', '.join(cls['instructors'])}: password {instructor}\n"
-          f"  formgrader: open http://127.0.0.1:{port}/user/<instructor>/formgrader in its own tab\n"
-          f"  state (homes, exchange, hub database): {STATE}", flush=True)
+    print(
+        f"JupyterHub for {cls['course_id']} at http://127.0.0.1:{port}/\n"
+        f"  students {', '.join(cls['students'])}: password {student}\n"
+        f"  instructors {', '.join(cls['instructors'])}: password {instructor}\n"
+        f"  formgrader: open http://127.0.0.1:{port}/user/<instructor>/formgrader in its own tab\n"
+        f"  state (homes, exchange, hub database): {STATE}",
+        flush=True,
+    )
     env = dict(os.environ, HUB_PASSWORD=student, HUB_ADMIN_PASSWORD=instructor, HUB_STATE=str(STATE))
     os.chdir(STATE)
     jupyterhub = str(Path(sys.executable).parent / "jupyterhub")

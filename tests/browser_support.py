@@ -9,6 +9,7 @@ The system Chromium is used (Playwright's own browser download is not available 
 `apt-get install chromium`. ATTENTION_COURSE_CHROMIUM=<path> points at another binary (a missing path
 makes the tests skip, which is how to check the skip); with CI=true a missing browser is a failure.
 """
+
 import json
 import os
 import re
@@ -23,18 +24,27 @@ import urllib.request
 from pathlib import Path
 
 import pytest
-
-from course_dev.env import with_this_python
 from harness import ROOT, read
 
+from course_dev.env import with_this_python
+
 CHROMIUM = os.environ.get("ATTENTION_COURSE_CHROMIUM", "/usr/bin/chromium")
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync", "--no-first-run"]
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
 ARTIFACTS = ROOT / "artifacts" / "browser"
-RUN_TIMEOUT_MS = 120_000      # Run All of one notebook (budget 15 s, the capstone 30 s, on a busy machine)
-REDRAW_TIMEOUT_MS = 30_000    # one explorer redraw after a change
-HOW_TO_ENABLE = ("install Debian's Chromium (`sudo apt-get install chromium`, giving /usr/bin/chromium) "
-                 "or set ATTENTION_COURSE_CHROMIUM to a Chromium binary; CI=true makes this a failure")
+RUN_TIMEOUT_MS = 120_000  # Run All of one notebook (budget 15 s, the capstone 30 s, on a busy machine)
+REDRAW_TIMEOUT_MS = 30_000  # one explorer redraw after a change
+HOW_TO_ENABLE = (
+    "install Debian's Chromium (`sudo apt-get install chromium`, giving /usr/bin/chromium) "
+    "or set ATTENTION_COURSE_CHROMIUM to a Chromium binary; CI=true makes this a failure"
+)
 
 
 def require_browser():
@@ -61,8 +71,9 @@ def free_port():
 
 
 # Settings for the scratch JUPYTERLAB_SETTINGS_DIR: no news pop-up over the notebook.
-LAB_SETTINGS = {"@jupyterlab/apputils-extension/notification.jupyterlab-settings":
-                {"fetchNews": "false", "checkForUpdates": False}}
+LAB_SETTINGS = {
+    "@jupyterlab/apputils-extension/notification.jupyterlab-settings": {"fetchNews": "false", "checkForUpdates": False}
+}
 
 
 class JupyterLab:
@@ -82,24 +93,43 @@ class JupyterLab:
             shutil.copytree(ROOT / name, self.root / name, ignore=shutil.ignore_patterns("__pycache__", "*.py[co]"))
         shutil.copy(ROOT / "nbgrader_config.py", self.root)
         (self.root / "autograde").mkdir()
-        dirs = {key: self.tmp / key.lower() for key in
-                ("JUPYTER_CONFIG_DIR", "JUPYTER_RUNTIME_DIR", "JUPYTERLAB_SETTINGS_DIR", "JUPYTERLAB_WORKSPACES_DIR")}
+        dirs = {
+            key: self.tmp / key.lower()
+            for key in (
+                "JUPYTER_CONFIG_DIR",
+                "JUPYTER_RUNTIME_DIR",
+                "JUPYTERLAB_SETTINGS_DIR",
+                "JUPYTERLAB_WORKSPACES_DIR",
+            )
+        }
         for path in dirs.values():
             path.mkdir()
         for name, values in LAB_SETTINGS.items():
             target = dirs["JUPYTERLAB_SETTINGS_DIR"] / name
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_text(json.dumps(values))
-        env = with_this_python(dict(os.environ, **{k: str(v) for k, v in dirs.items()}))   # kernels: this venv
-        command = [sys.executable, "-m", "jupyter", "lab", "--no-browser", "--ip=127.0.0.1",
-                   f"--port={self.port}", "--port-retries=0", f"--IdentityProvider.token={self.token}",
-                   f"--ServerApp.root_dir={self.root}", "--ServerApp.open_browser=False",
-                   "--LabApp.news_url=None", "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate"]
+        env = with_this_python(dict(os.environ, **{k: str(v) for k, v in dirs.items()}))  # kernels: this venv
+        command = [
+            sys.executable,
+            "-m",
+            "jupyter",
+            "lab",
+            "--no-browser",
+            "--ip=127.0.0.1",
+            f"--port={self.port}",
+            "--port-retries=0",
+            f"--IdentityProvider.token={self.token}",
+            f"--ServerApp.root_dir={self.root}",
+            "--ServerApp.open_browser=False",
+            "--LabApp.news_url=None",
+            "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
+        ]
         if os.geteuid() == 0:
             command.append("--allow-root")
         self.log = open(self.tmp / "server.log", "w")
-        self.proc = subprocess.Popen(command, cwd=self.root, env=env, stdout=self.log, stderr=subprocess.STDOUT,
-                                     start_new_session=True)
+        self.proc = subprocess.Popen(
+            command, cwd=self.root, env=env, stdout=self.log, stderr=subprocess.STDOUT, start_new_session=True
+        )
         try:
             self._wait_ready()
         except BaseException:
@@ -120,8 +150,9 @@ class JupyterLab:
         raise RuntimeError(f"jupyter lab did not answer /api/status in {self.timeout} s:\n{self.log_tail()}")
 
     def api(self, path, method="GET"):
-        request = urllib.request.Request(f"http://127.0.0.1:{self.port}/api/{path}", method=method,
-                                         headers={"Authorization": f"token {self.token}"})
+        request = urllib.request.Request(
+            f"http://127.0.0.1:{self.port}/api/{path}", method=method, headers={"Authorization": f"token {self.token}"}
+        )
         with urllib.request.urlopen(request, timeout=10) as response:
             body = response.read()
             return json.loads(body) if body else None
@@ -170,7 +201,7 @@ ALL_RAN_JS = """codeCells => {
 }"""
 
 # Run All has begun: some code cell is queued, running or done.
-STARTED_JS = """() => Array.from(document.querySelectorAll('.jp-Notebook .jp-CodeCell .jp-InputArea-prompt'))
+STARTED_JS = r"""() => Array.from(document.querySelectorAll('.jp-Notebook .jp-CodeCell .jp-InputArea-prompt'))
   .some(p => /^\[(\*|\d+)\]:$/.test(p.textContent.trim()))"""
 
 STATE_JS = """() => 'kernel ' + (document.querySelector('.jp-Notebook-ExecutionIndicator') || {getAttribute: () => '?'})
@@ -198,7 +229,7 @@ class NotebookPage:
 
     def __init__(self, browser, lab, path, app="lab", wait_for_kernel=True):
         self.lab, self.path = lab, path
-        cells = read(lab.root / path).cells     # cells are attached to the page lazily: wait for all of them
+        cells = read(lab.root / path).cells  # cells are attached to the page lazily: wait for all of them
         self.n_cells, self.n_code = len(cells), sum(c.cell_type == "code" for c in cells)
         self.page = browser.new_page(viewport={"width": 1400, "height": 1000})
         self.page_errors = []
@@ -211,7 +242,7 @@ class NotebookPage:
             self.page.wait_for_selector(".jp-Notebook-ExecutionIndicator[data-status=idle]", timeout=60_000)
             self.sessions = self._new_sessions()
 
-    claimed = set()    # kernel sessions that belong to some page (two pages may show the same file)
+    claimed = set()  # kernel sessions that belong to some page (two pages may show the same file)
 
     def _new_sessions(self):
         ids = [s["id"] for s in self.lab.api("sessions") if s.get("path") == self.path and s["id"] not in self.claimed]
@@ -269,9 +300,10 @@ class NotebookPage:
         exercise that raises NotImplementedError; running cell by cell goes on)."""
         start = time.perf_counter()
         cells = self.page.locator(".jp-Notebook .jp-Cell")
-        self.page.wait_for_function("n => document.querySelectorAll('.jp-Notebook .jp-Cell').length >= n",
-                                    arg=self.n_cells, timeout=60_000)
-        cells.first.locator(".jp-InputPrompt").click()       # select the first cell (command mode)
+        self.page.wait_for_function(
+            "n => document.querySelectorAll('.jp-Notebook .jp-Cell').length >= n", arg=self.n_cells, timeout=60_000
+        )
+        cells.first.locator(".jp-InputPrompt").click()  # select the first cell (command mode)
         self.page.keyboard.press("Escape")
         for index in range(self.n_cells):
             cell = cells.nth(index)
@@ -279,7 +311,8 @@ class NotebookPage:
             self.page.keyboard.press("Shift+Enter")
             if is_code:
                 cell.locator(".jp-InputArea-prompt").filter(has_text=re.compile(r"^\[\d+\]:$")).wait_for(
-                    timeout=RUN_TIMEOUT_MS)
+                    timeout=RUN_TIMEOUT_MS
+                )
         self.page.wait_for_selector(".jp-Notebook-ExecutionIndicator[data-status=idle]", timeout=RUN_TIMEOUT_MS)
         return time.perf_counter() - start
 
@@ -291,12 +324,15 @@ class NotebookPage:
         try:
             self.page.wait_for_function(f"() => ({EXPLORERS_JS})() >= {expected}", timeout=REDRAW_TIMEOUT_MS)
         except Exception as error:
-            raise AssertionError(f"{expected} explorer(s) expected, {self.page.evaluate(EXPLORERS_JS)} rendered: "
-                                 f"{self.state()}") from error
+            raise AssertionError(
+                f"{expected} explorer(s) expected, {self.page.evaluate(EXPLORERS_JS)} rendered: {self.state()}"
+            ) from error
         count = self.page.evaluate(EXPLORERS_JS)
-        boxes = self.page.locator(".jp-Notebook .widget-vbox").filter(
-            has=self.page.locator(".widget-output")).filter(
-            has=self.page.locator(".widget-slider, .widget-dropdown"))
+        boxes = (
+            self.page.locator(".jp-Notebook .widget-vbox")
+            .filter(has=self.page.locator(".widget-output"))
+            .filter(has=self.page.locator(".widget-slider, .widget-dropdown"))
+        )
         found = [boxes.nth(i) for i in range(boxes.count())]
         assert len(found) == count, f"found {len(found)} explorer boxes, expected {count}"
         return found

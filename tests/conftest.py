@@ -1,5 +1,4 @@
 import pytest
-
 from harness import LESSONS
 
 
@@ -21,7 +20,7 @@ def pytest_terminal_summary(terminalreporter):
         terminalreporter.section("notebook wall times (2 cores, one kernel each)")
         for name, seconds in sorted(rows):
             terminalreporter.write_line(f"{name:<48} {seconds:6.1f} s")
-    if redraws:   # reported, not asserted: the browser shares the machine with the kernel and the tests
+    if redraws:  # reported, not asserted: the browser shares the machine with the kernel and the tests
         terminalreporter.section("explorers in Chromium: a student's action to the new image (median, max)")
         for name, median, worst, count in sorted(redraws):
             terminalreporter.write_line(f"{name:<48} {median:6.0f} ms {worst:6.0f} ms  ({count} changes)")

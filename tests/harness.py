@@ -1,4 +1,5 @@
 """Shared machinery for the tests: where things are, and a live kernel that runs notebook cells."""
+
 import runpy
 import time
 from pathlib import Path
@@ -15,8 +16,8 @@ from course_dev.paths import ROOT, lesson_meta, lessons, solution_path, student_
 CATALOGS = ROOT / "tests" / "catalogs"
 LESSONS = lessons()
 
-use_this_python()        # kernels start with the first `python` on PATH (as nbgrader's do): this interpreter
-nbclient_fix.apply()     # jupyter/nbclient#312: widget cells could stall until the cell timeout
+use_this_python()  # kernels start with the first `python` on PATH (as nbgrader's do): this interpreter
+nbclient_fix.apply()  # jupyter/nbclient#312: widget cells could stall until the cell timeout
 
 
 def read(path):
@@ -48,8 +49,13 @@ class LiveKernel:
     def __init__(self, path, timeout=120):
         self.path = Path(path)
         self.nb = read(self.path)
-        self.client = NotebookClient(self.nb, timeout=timeout, kernel_name="python3", allow_errors=True,
-                                     resources={"metadata": {"path": str(self.path.parent)}})
+        self.client = NotebookClient(
+            self.nb,
+            timeout=timeout,
+            kernel_name="python3",
+            allow_errors=True,
+            resources={"metadata": {"path": str(self.path.parent)}},
+        )
         self.cell_seconds = []
 
     def __enter__(self):
@@ -72,7 +78,7 @@ class LiveKernel:
 
     def run(self, source):
         """Run extra code in the kernel; return its outputs."""
-        self.nb.cells.append(nbformat.v4.new_code_cell(source))    # nbclient writes results back by index
+        self.nb.cells.append(nbformat.v4.new_code_cell(source))  # nbclient writes results back by index
         try:
             return self.client.execute_cell(self.nb.cells[-1], len(self.nb.cells) - 1).outputs
         finally:

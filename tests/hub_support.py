@@ -4,6 +4,7 @@
 API token for the test, and the hub's own proxy. `hub.user(name)` starts that user's server through the
 hub's REST API and returns a client for it (requests go through the hub's proxy with a token of that user).
 """
+
 import json
 import os
 import secrets
@@ -17,8 +18,8 @@ from pathlib import Path
 
 import psutil
 import pytest
-
 from browser_support import free_port
+
 from course_dev.env import with_this_python
 from course_dev.paths import ROOT
 
@@ -93,14 +94,27 @@ class ClassHub:
 
     def __enter__(self):
         require_hub()
-        env = with_this_python(dict(os.environ, HUB_STATE=str(self.state), HUB_PORT=str(self.port),
-                                    HUB_API_TOKEN=self.token, HUB_PASSWORD=self.password,
-                                    HUB_ADMIN_PASSWORD=self.admin_password, HUB_COURSE_ROOT=str(self.course_root)))
+        env = with_this_python(
+            dict(
+                os.environ,
+                HUB_STATE=str(self.state),
+                HUB_PORT=str(self.port),
+                HUB_API_TOKEN=self.token,
+                HUB_PASSWORD=self.password,
+                HUB_ADMIN_PASSWORD=self.admin_password,
+                HUB_COURSE_ROOT=str(self.course_root),
+            )
+        )
         if self.db_url:
             env["ATTENTION_COURSE_DB"] = self.db_url
         self.log = open(self.state.parent / f"{self.state.name}.log", "w")
-        self.process = subprocess.Popen([sys.executable, str(ROOT / "hub" / "start.py")], env=env,
-                                        stdout=self.log, stderr=subprocess.STDOUT, start_new_session=True)
+        self.process = subprocess.Popen(
+            [sys.executable, str(ROOT / "hub" / "start.py")],
+            env=env,
+            stdout=self.log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
@@ -131,7 +145,8 @@ class ClassHub:
             try:
                 text = " ".join(proc.info["cmdline"] or []) + " " + (proc.info["environ"] or {}).get("HUB_STATE", "")
                 if str(self.state) in text or (proc.info["environ"] or {}).get("JUPYTERHUB_API_URL", "").endswith(
-                        f":{self.port}/hub/api"):
+                    f":{self.port}/hub/api"
+                ):
                     found.append(proc)
             except (psutil.NoSuchProcess, psutil.AccessDenied):
                 pass

@@ -3,6 +3,7 @@
 initdb refuses to run as root, so as root the cluster belongs to `nobody` (runuser); as any other user it
 is that user's. The binaries come from PATH or Debian's postgresql package (/usr/lib/postgresql/*/bin).
 """
+
 import glob
 import os
 import shutil
@@ -12,7 +13,6 @@ import time
 from pathlib import Path
 
 import pytest
-
 from browser_support import free_port
 
 HOW_TO_ENABLE = "install PostgreSQL's server (Debian: `apt-get install postgresql`); CI=true makes this a failure"
@@ -50,11 +50,32 @@ class Postgres:
         self.folder.chmod(0o755)
         if self.as_root:
             shutil.chown(self.folder, "nobody")
-        self._run(pg_bin("initdb"), "-D", str(self.data), "-U", "postgres", "--auth=trust", "-E", "UTF8",
-                  "--no-sync", "--locale=C")
+        self._run(
+            pg_bin("initdb"),
+            "-D",
+            str(self.data),
+            "-U",
+            "postgres",
+            "--auth=trust",
+            "-E",
+            "UTF8",
+            "--no-sync",
+            "--locale=C",
+        )
         options = f"-p {self.port} -h 127.0.0.1 -k {self.folder} -F"
-        self._run(pg_bin("pg_ctl"), "-D", str(self.data), "-o", options, "-l", str(self.folder / "log"),
-                  "-w", "-t", "60", "start")
+        self._run(
+            pg_bin("pg_ctl"),
+            "-D",
+            str(self.data),
+            "-o",
+            options,
+            "-l",
+            str(self.folder / "log"),
+            "-w",
+            "-t",
+            "60",
+            "start",
+        )
         return self
 
     def __exit__(self, *exc):
@@ -66,8 +87,10 @@ class Postgres:
     def url(self, database):
         """Create `database` and return its URL."""
         import psycopg
-        with psycopg.connect(host="127.0.0.1", port=self.port, user="postgres", dbname="postgres",
-                             autocommit=True) as connection:
+
+        with psycopg.connect(
+            host="127.0.0.1", port=self.port, user="postgres", dbname="postgres", autocommit=True
+        ) as connection:
             connection.execute(f'CREATE DATABASE "{database}"')
         return f"postgresql://postgres@127.0.0.1:{self.port}/{database}"
 

@@ -1,6 +1,7 @@
 """Unit tests of the grader's other steps, without a kernel: collect (names, roster, resubmissions),
 the gradebook (one transaction per student, hand-given points kept, snapshot), the sandbox's
 command line and limits, the refusal to grade without a sandbox, and the report's rows."""
+
 import argparse
 import sqlite3
 from types import SimpleNamespace
@@ -10,8 +11,8 @@ from nbgrader.api import Gradebook
 
 from autograde import cli, collect, execute, gradebook, report, sandbox
 
-
 # --- collect ------------------------------------------------------------------------------------
+
 
 def course_for(tmp_path, notebooks=("01_why_attention",)):
     return SimpleNamespace(submitted=tmp_path / "submitted", notebooks=lambda lesson: list(notebooks))
@@ -26,11 +27,15 @@ def downloads(tmp_path, files):
 
 
 def test_every_file_gets_an_entry_and_unreadable_names_an_id(tmp_path):
-    folder = downloads(tmp_path, {
-        "ada_attempt_2026-11-20-10-00-00_01_why_attention.ipynb": "{}",
-        "José García_attempt_2026-11-20-10-00-00_01_why_attention.ipynb": "{}",
-        "bob_attempt_2026-11-20-10-00-00_notes.txt": "hi",
-        "eve_attempt_2026-11-20-10-00-00_Untitled.ipynb": "{}"})
+    folder = downloads(
+        tmp_path,
+        {
+            "ada_attempt_2026-11-20-10-00-00_01_why_attention.ipynb": "{}",
+            "José García_attempt_2026-11-20-10-00-00_01_why_attention.ipynb": "{}",
+            "bob_attempt_2026-11-20-10-00-00_notes.txt": "hi",
+            "eve_attempt_2026-11-20-10-00-00_Untitled.ipynb": "{}",
+        },
+    )
     entries = collect.collect_folder(course_for(tmp_path), "01_why_attention", folder)
     assert len(entries) == 4
     by = {e.student: e for e in entries}
@@ -43,8 +48,13 @@ def test_every_file_gets_an_entry_and_unreadable_names_an_id(tmp_path):
 
 
 def test_resubmission_the_latest_attempt_wins(tmp_path):
-    folder = downloads(tmp_path, {"ada_attempt_2026-11-20-11-00-00_01_why_attention.ipynb": "late",
-                                  "ada_attempt_2026-11-20-09-00-00_01_why_attention.ipynb": "early"})
+    folder = downloads(
+        tmp_path,
+        {
+            "ada_attempt_2026-11-20-11-00-00_01_why_attention.ipynb": "late",
+            "ada_attempt_2026-11-20-09-00-00_01_why_attention.ipynb": "early",
+        },
+    )
     entries = collect.collect_folder(course_for(tmp_path), "01_why_attention", folder)
     early = next(e for e in entries if "09-00" in e.file)
     late = next(e for e in entries if "11-00" in e.file)
@@ -65,6 +75,7 @@ def test_roster_maps_lms_names(tmp_path):
 
 # --- gradebook ---------------------------------------------------------------------------------
 
+
 @pytest.fixture
 def book(tmp_path):
     url = f"sqlite:///{tmp_path / 'gradebook.db'}"
@@ -80,9 +91,16 @@ def book(tmp_path):
 
 
 def results(t=2.0, free=0.0):
-    return {"timestamp": None, "notebooks": {"L": {"penalty": None, "grades": {"t": {"auto": t, "max": 2},
-                                                                               "free": {"auto": free, "max": 3}},
-                                                   "comments": {"a": None, "free": None}}}}
+    return {
+        "timestamp": None,
+        "notebooks": {
+            "L": {
+                "penalty": None,
+                "grades": {"t": {"auto": t, "max": 2}, "free": {"auto": free, "max": 3}},
+                "comments": {"a": None, "free": None},
+            }
+        },
+    }
 
 
 def test_commit_keeps_hand_given_points(book):
@@ -109,6 +127,7 @@ def test_commit_is_one_transaction(book, monkeypatch):
 
     def crash(self, *a, **k):
         raise RuntimeError("killed mid-student")
+
     monkeypatch.setattr(Gradebook, "find_comment", crash)
     with pytest.raises(RuntimeError):
         gradebook.commit(book, "L", "ada", results())
@@ -135,12 +154,27 @@ def test_snapshot_and_template(book, tmp_path):
 
 # --- sandbox, limits, isolation ----------------------------------------------------------------
 
+
 def test_sandbox_command_binds_only_what_the_kernel_needs(tmp_path):
-    cmd = sandbox.command(["/venv/bin/python", "-m", "ipykernel_launcher"], tmp_path / "s", tmp_path / "ipc",
-                          sandbox.Limits(), uid=2_000_000_001, guard_fd=7)
+    cmd = sandbox.command(
+        ["/venv/bin/python", "-m", "ipykernel_launcher"],
+        tmp_path / "s",
+        tmp_path / "ipc",
+        sandbox.Limits(),
+        uid=2_000_000_001,
+        guard_fd=7,
+    )
     text = " ".join(cmd)
-    for flag in ("--unshare-net", "--unshare-pid", "--die-with-parent", "--clearenv", f"--chdir {sandbox.HOME}",
-                 f"--data={2 * sandbox.GiB}", "--reuid=2000000001", "AUTOGRADE_GUARD_FD 7"):
+    for flag in (
+        "--unshare-net",
+        "--unshare-pid",
+        "--die-with-parent",
+        "--clearenv",
+        f"--chdir {sandbox.HOME}",
+        f"--data={2 * sandbox.GiB}",
+        "--reuid=2000000001",
+        "AUTOGRADE_GUARD_FD 7",
+    ):
         assert flag in text, flag
     binds = [cmd[i + 2] for i, a in enumerate(cmd) if a in ("--bind", "--ro-bind")]
     writable = [cmd[i + 2] for i, a in enumerate(cmd) if a == "--bind"]
@@ -156,12 +190,16 @@ def test_sizes_and_limit_statuses():
 
     def nb(ename, evalue):
         return SimpleNamespace(cells=[{"outputs": [{"output_type": "error", "ename": ename, "evalue": evalue}]}])
+
     assert execute.limit_hit(nb("_ArrayMemoryError", "Unable to allocate"), limits) == "memory limit 2 GiB"
-    assert execute.limit_hit(nb("RuntimeError", "DefaultCPUAllocator: can't allocate memory"), limits) \
+    assert (
+        execute.limit_hit(nb("RuntimeError", "DefaultCPUAllocator: can't allocate memory"), limits)
         == "memory limit 2 GiB"
+    )
     assert execute.limit_hit(nb("OSError", "[Errno 27] File too large"), limits) == "file size limit 100 MiB"
-    assert execute.limit_hit(nb("BlockingIOError", "[Errno 11] Resource temporarily unavailable"), limits) \
-        .startswith("process limit")
+    assert execute.limit_hit(nb("BlockingIOError", "[Errno 11] Resource temporarily unavailable"), limits).startswith(
+        "process limit"
+    )
     assert execute.limit_hit(nb("ValueError", "x"), limits, exit_code=-24, died=True) == "CPU time limit 600 s"
     assert execute.limit_hit(nb("AssertionError", "wrong"), limits) == ""
 
@@ -177,19 +215,30 @@ def test_grading_refuses_without_a_sandbox_unless_told(monkeypatch):
 
 # --- report ------------------------------------------------------------------------------------
 
+
 def test_rows_one_per_file_with_statuses():
     e = collect.Entry
-    entries = [e("ada_nb.ipynb", "ada", "nb.ipynb"), e("bob_nb.ipynb", "bob", "nb.ipynb"),
-               e("bob_old.ipynb", "bob", "nb.ipynb", status="superseded (later file)"),
-               e("cy_notes.txt", "cy", ""), e("dee_nb.ipynb", "dee", "nb.ipynb", flags=["odd name"])]
-    results = {"ada": {"student": "ada", "status": "graded", "flags": []},
-               "bob": {"student": "bob", "status": "failed", "reason": "invalid JSON", "flags": []},
-               "dee": {"student": "dee", "status": "graded", "flags": []}}
+    entries = [
+        e("ada_nb.ipynb", "ada", "nb.ipynb"),
+        e("bob_nb.ipynb", "bob", "nb.ipynb"),
+        e("bob_old.ipynb", "bob", "nb.ipynb", status="superseded (later file)"),
+        e("cy_notes.txt", "cy", ""),
+        e("dee_nb.ipynb", "dee", "nb.ipynb", flags=["odd name"]),
+    ]
+    results = {
+        "ada": {"student": "ada", "status": "graded", "flags": []},
+        "bob": {"student": "bob", "status": "failed", "reason": "invalid JSON", "flags": []},
+        "dee": {"student": "dee", "status": "graded", "flags": []},
+    }
     scores = {"ada": {"t": (2.0, 2.0), "free": (None, 3.0)}, "dee": {"t": (1.0, 2.0), "free": (0.0, 3.0)}}
     rows = report.rows_for(entries, results, scores, [("t", 2.0), ("free", 3.0)], reviewed=set())
     status = {r["file"]: r["status"] for r in rows}
-    assert status == {"ada_nb.ipynb": "needs manual grading", "bob_nb.ipynb": "failed to run (invalid JSON)",
-                      "bob_old.ipynb": "superseded (later file)", "cy_notes.txt": "failed to run (no notebook submitted)",
-                      "dee_nb.ipynb": "needs manual grading"}
+    assert status == {
+        "ada_nb.ipynb": "needs manual grading",
+        "bob_nb.ipynb": "failed to run (invalid JSON)",
+        "bob_old.ipynb": "superseded (later file)",
+        "cy_notes.txt": "failed to run (no notebook submitted)",
+        "dee_nb.ipynb": "needs manual grading",
+    }
     assert [r["total"] for r in rows] == ["2", "", "", "", "1"]
     assert report.rows_for(entries[-1:], results, scores, [("t", 2.0), ("free", 3.0)], {"dee"})[0]["status"] == "graded"

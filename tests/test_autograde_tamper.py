@@ -1,5 +1,6 @@
 """Unit tests of the static tamper rules (autograde/tamper.py), each on a notebook built in memory,
 and of the run-time guard's report analysis (autograde/guard.py). Fast, no kernel."""
+
 import hashlib
 import hmac
 import json
@@ -14,8 +15,9 @@ PROTECTED = {"np", "checks", "torch", "abs", "float", "str", "rnn_step"}
 
 def flags(*sources, rules=None):
     nb = new_notebook()
-    nb.cells = [new_code_cell("import numpy as np\nfrom attention_course import checks")] + \
-               [new_code_cell(s) for s in sources]
+    nb.cells = [new_code_cell("import numpy as np\nfrom attention_course import checks")] + [
+        new_code_cell(s) for s in sources
+    ]
     return tamper.scan(nb, PROTECTED, rules or tamper.RULES)
 
 
@@ -36,15 +38,24 @@ CASES = [
     (tamper.DynamicCall, "exec('x = 1')", "x = 1"),
     (tamper.DynamicCall, "setattr(checks, 'expect_close', print)", "getattr(checks, 'expect_close')"),
     (tamper.StoresModuleInternals, "checks.expect_close.__code__ = (lambda: 0).__code__", "c = print.__doc__"),
-    (tamper.ImportModuleByName, "import importlib\nm = importlib.import_module('attention_course.checks')",
-     "import importlib"),
+    (
+        tamper.ImportModuleByName,
+        "import importlib\nm = importlib.import_module('attention_course.checks')",
+        "import importlib",
+    ),
     (tamper.PatchesShell, "get_ipython().input_transformers_cleanup.append(lambda l: [])", "ip = get_ipython()"),
-    (tamper.PatchesShell, "get_ipython().showtraceback = lambda *a, **k: None",
-     "get_ipython().run_line_magic('matplotlib', 'inline')"),
+    (
+        tamper.PatchesShell,
+        "get_ipython().showtraceback = lambda *a, **k: None",
+        "get_ipython().run_line_magic('matplotlib', 'inline')",
+    ),
     (tamper.Introspection, "import gc\nobjs = gc.get_objects()", "import gc\ngc.collect()"),
     (tamper.Introspection, "import ctypes", "import math"),
-    (tamper.PretendingValue, "class A(str):\n    def __eq__(self, o):\n        return True",
-     "class A:\n    def __eq__(self, o):\n        return True"),
+    (
+        tamper.PretendingValue,
+        "class A(str):\n    def __eq__(self, o):\n        return True",
+        "class A:\n    def __eq__(self, o):\n        return True",
+    ),
 ]
 
 
@@ -67,10 +78,12 @@ def test_test_cells_are_not_scanned_and_honest_code_is_not_flagged():
     nb = new_notebook()
     test = new_code_cell("checks.expect_close = print")
     test.metadata["nbgrader"] = {"grade": True, "solution": False, "grade_id": "t", "points": 1}
-    nb.cells = [new_code_cell("import numpy as np\nimport torch\nfrom attention_course import checks, plots"),
-                new_code_cell("def rnn_step(h, x, W_h, W_x, b):\n    return np.tanh(h @ W_h.T + x @ W_x.T + b)"),
-                new_code_cell("X = torch.zeros(3)\nX[0] = 1\nfig = plots.heatmap\nvalues = [abs(v) for v in X]"),
-                test]
+    nb.cells = [
+        new_code_cell("import numpy as np\nimport torch\nfrom attention_course import checks, plots"),
+        new_code_cell("def rnn_step(h, x, W_h, W_x, b):\n    return np.tanh(h @ W_h.T + x @ W_x.T + b)"),
+        new_code_cell("X = torch.zeros(3)\nX[0] = 1\nfig = plots.heatmap\nvalues = [abs(v) for v in X]"),
+        test,
+    ]
     assert tamper.scan(nb, PROTECTED) == []
 
 
@@ -83,6 +96,7 @@ def test_test_names_reads_hidden_tests_too():
 
 
 # --- the run-time guard's records ---------------------------------------------------------------
+
 
 def records(*items, key=b"k" * 32, forge=False):
     lines = []
@@ -98,8 +112,10 @@ def test_guard_clean_run_has_no_flags():
 
 
 def test_guard_reports_problems_violations_and_missing_checks():
-    lines = records({"kind": "check", "nonce": "a", "problems": ["attention_course.checks: rebinds expect_close"]},
-                    {"kind": "violation", "what": "sets RNNCell.forward (torch.nn.modules.rnn)"})
+    lines = records(
+        {"kind": "check", "nonce": "a", "problems": ["attention_course.checks: rebinds expect_close"]},
+        {"kind": "violation", "what": "sets RNNCell.forward (torch.nn.modules.rnn)"},
+    )
     found = guard.analyse(lines, ["a", "b"])
     assert "at run time: attention_course.checks: rebinds expect_close" in found
     assert "at run time: sets RNNCell.forward (torch.nn.modules.rnn)" in found
@@ -107,8 +123,10 @@ def test_guard_reports_problems_violations_and_missing_checks():
 
 
 def test_guard_detects_forged_or_missing_records():
-    assert any("forged" in f for f in guard.analyse(records({"kind": "check", "nonce": "a", "problems": []},
-                                                            forge=True), ["a"]))
+    assert any(
+        "forged" in f
+        for f in guard.analyse(records({"kind": "check", "nonce": "a", "problems": []}, forge=True), ["a"])
+    )
     assert guard.analyse([], ["a"])[0].startswith("the integrity guard did not report")
 
 

@@ -1,10 +1,10 @@
 """Smoke test of course_dev/bench.py (make bench) on a tiny configuration (a check that the script works, not a
 timed test: no figure here is compared with a budget)."""
+
 import json
 
 import nbformat
 import pytest
-
 from harness import ROOT
 
 pytestmark = pytest.mark.xdist_group("bench")
@@ -13,32 +13,53 @@ pytestmark = pytest.mark.xdist_group("bench")
 @pytest.fixture(scope="module")
 def bench():
     from course_dev import bench
+
     return bench
 
 
 def fake_results():
     return {
-        "notebooks": {"repeat": 3, "floor": {"median_s": 2.0},
-                      "lessons": {"01_why_attention": {"median_s": 6.0, "ratio_to_floor": 3.0, "budget_s": 15.0,
-                                                       "errors": []},
-                                  "05_qkv": {"median_s": 16.0, "ratio_to_floor": 8.0, "budget_s": 15.0,
-                                             "errors": []},
-                                  "09_tiny_transformer": {"median_s": 25.0, "ratio_to_floor": 12.5,
-                                                          "budget_s": 30.0, "errors": []}},
-                      "total_s": 47.0, "total_budget_s": 60.0},
-        "grading": {"lesson": "01_why_attention", "submissions": 20,
-                    "stock": {"per_minute": 15.0, "seconds": 80.0, "returncode": 0, "graded": 20},
-                    "course": {"missing": "autograde/grade.py missing"}},
-        "widgets": {"explorers": [{"lesson": "01_why_attention", "explorer": 1, "controls": ["T"], "changes": 20,
-                                   "missed": 0, "statuses": ["figure"], "budget_ms": 100.0,
-                                   "median_ms": 140.0, "p90_ms": 200.0}]},
+        "notebooks": {
+            "repeat": 3,
+            "floor": {"median_s": 2.0},
+            "lessons": {
+                "01_why_attention": {"median_s": 6.0, "ratio_to_floor": 3.0, "budget_s": 15.0, "errors": []},
+                "05_qkv": {"median_s": 16.0, "ratio_to_floor": 8.0, "budget_s": 15.0, "errors": []},
+                "09_tiny_transformer": {"median_s": 25.0, "ratio_to_floor": 12.5, "budget_s": 30.0, "errors": []},
+            },
+            "total_s": 47.0,
+            "total_budget_s": 60.0,
+        },
+        "grading": {
+            "lesson": "01_why_attention",
+            "submissions": 20,
+            "stock": {"per_minute": 15.0, "seconds": 80.0, "returncode": 0, "graded": 20},
+            "course": {"missing": "autograde/grade.py missing"},
+        },
+        "widgets": {
+            "explorers": [
+                {
+                    "lesson": "01_why_attention",
+                    "explorer": 1,
+                    "controls": ["T"],
+                    "changes": 20,
+                    "missed": 0,
+                    "statuses": ["figure"],
+                    "budget_ms": 100.0,
+                    "median_ms": 140.0,
+                    "p90_ms": 200.0,
+                }
+            ]
+        },
         "memory": {"biggest": "09_tiny_transformer", "peak_rss_mib": 512.0},
     }
 
 
 def test_table_marks_budgets_and_a_missing_grader(bench):
-    rows = {(part, item): (measured, budget, status) for part, item, measured, budget, status
-            in bench.table_rows(fake_results())}
+    rows = {
+        (part, item): (measured, budget, status)
+        for part, item, measured, budget, status in bench.table_rows(fake_results())
+    }
     assert rows[("notebooks", "01_why_attention")] == ("6.0 s (3.0× floor)", "≤ 15 s", "ok")
     assert rows[("notebooks", "05_qkv")][2].startswith("OVER")
     assert rows[("notebooks", "09_tiny_transformer")][1:] == ("≤ 30 s", "ok")
@@ -58,18 +79,22 @@ def test_readme_table_is_replaced_between_markers(bench, tmp_path):
     readme = tmp_path / "README.md"
     readme.write_text(f"# x\n## Performance\ntext\n{bench.README_START}\nold\n{bench.README_END}\nafter\n")
     bench.update_readme(readme, "| new | table |")
-    assert readme.read_text() == (f"# x\n## Performance\ntext\n{bench.README_START}\n| new | table |\n"
-                                  f"{bench.README_END}\nafter\n")
+    assert readme.read_text() == (
+        f"# x\n## Performance\ntext\n{bench.README_START}\n| new | table |\n{bench.README_END}\nafter\n"
+    )
     text = (ROOT / "README.md").read_text()
     assert text.index("## Performance") < text.index(bench.README_START) < text.index(bench.README_END)
 
 
 def test_widget_driver_on_a_tiny_notebook(bench, tmp_path):
     nb = nbformat.v4.new_notebook()
-    nb.cells = [nbformat.v4.new_code_cell(
-        "import matplotlib.pyplot as plt\nfrom attention_course import widgets\n"
-        "def draw(n, scale):\n    fig, ax = plt.subplots(figsize=(2, 1))\n    ax.plot(range(n))\n    return fig\n"
-        "widgets.explore(draw, n=widgets.slider('n', 2, 9, 3), scale=widgets.choice_slider('s', [1, 2, 4], 2))")]
+    nb.cells = [
+        nbformat.v4.new_code_cell(
+            "import matplotlib.pyplot as plt\nfrom attention_course import widgets\n"
+            "def draw(n, scale):\n    fig, ax = plt.subplots(figsize=(2, 1))\n    ax.plot(range(n))\n    return fig\n"
+            "widgets.explore(draw, n=widgets.slider('n', 2, 9, 3), scale=widgets.choice_slider('s', [1, 2, 4], 2))"
+        )
+    ]
     path = tmp_path / "tiny.ipynb"
     nbformat.write(nb, str(path))
     result = bench.bench_widgets(["tiny"], changes=4, warmup=1, timeout=60, log=print, paths={"tiny": path})

@@ -13,14 +13,21 @@ Needs /usr/bin/chromium (`apt-get install chromium`) or ATTENTION_COURSE_CHROMIU
 it the module is skipped, and under CI=true it fails. ATTENTION_COURSE_CHROMIUM=/nonexistent shows
 the skip. Runs in one xdist group: one JupyterLab server and one browser for the whole module.
 """
+
 import re
-import time
 import shutil
+import time
 
 import pytest
-
-from browser_support import ARTIFACTS, CHROMIUM, CHROMIUM_ARGS, REDRAW_TIMEOUT_MS, JupyterLab, NotebookPage, \
-    require_browser
+from browser_support import (
+    ARTIFACTS,
+    CHROMIUM,
+    CHROMIUM_ARGS,
+    REDRAW_TIMEOUT_MS,
+    JupyterLab,
+    NotebookPage,
+    require_browser,
+)
 from harness import LESSONS, read, solution_path, student_path
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.xdist_group("browser")]
@@ -48,6 +55,7 @@ def lab():
 @pytest.fixture(scope="session")  # not module: xdist may interleave modules on a worker
 def browser(lab):
     from playwright.sync_api import sync_playwright
+
     with sync_playwright() as p:
         chromium = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
         try:
@@ -77,10 +85,11 @@ def solution_page(browser, lab):
     def get(lesson, app="lab"):
         key = (lesson, app)
         start(key)
-        following = RUN_ALL_PLAN[RUN_ALL_PLAN.index(key) + 1:] if key in RUN_ALL_PLAN else []
+        following = RUN_ALL_PLAN[RUN_ALL_PLAN.index(key) + 1 :] if key in RUN_ALL_PLAN else []
         if following:
             start(following[0])
         return started[key], started[key].wait_run_all()
+
     yield get
     for page in started.values():
         page.close()
@@ -93,6 +102,7 @@ def open_notebook(browser, lab):
     def opener(path, app="lab", wait_for_kernel=True):
         pages.append(NotebookPage(browser, lab, path, app, wait_for_kernel))
         return pages[-1]
+
     yield opener
     for page in pages:
         page.close()
@@ -120,18 +130,19 @@ class ExplorerDriver:
         self.name = f"{lesson}_explorer{number}"
         self.handle = box.element_handle()
         self.changes = 0
-        self.started, self.timings = None, []   # end-to-end: from a student's action to the new image shown
+        self.started, self.timings = None, []  # end-to-end: from a student's action to the new image shown
 
     def src(self):
         return self.handle.evaluate(IMG_SRC_JS)
 
     def expect_redraw(self, before, what):
         try:
-            self.page.wait_for_function(REDRAWN_JS, arg=[self.handle, before], timeout=REDRAW_TIMEOUT_MS,
-                                        polling=100)
+            self.page.wait_for_function(REDRAWN_JS, arg=[self.handle, before], timeout=REDRAW_TIMEOUT_MS, polling=100)
         except Exception as error:
-            raise AssertionError(f"{self.name}: the figure did not change after {what}; the explorer shows: "
-                                 f"{self.box.text_content()[:300]!r}") from error
+            raise AssertionError(
+                f"{self.name}: the figure did not change after {what}; the explorer shows: "
+                f"{self.box.text_content()[:300]!r}"
+            ) from error
         if self.started is not None:
             self.timings.append((what, time.perf_counter() - self.started))
         text = self.box.text_content()
@@ -193,7 +204,7 @@ class ExplorerDriver:
         start = entry.input_value()
         before = self.src()
         if select.count():
-            labels = select.locator("option").all_inner_texts()   # ipywidgets shows spaces as U+00A0
+            labels = select.locator("option").all_inner_texts()  # ipywidgets shows spaces as U+00A0
             other = next(text for text in labels if text.replace("\xa0", " ").strip() != start)
             self.started = time.perf_counter()
             select.select_option(label=other)
@@ -224,7 +235,7 @@ class ExplorerDriver:
         entry = control.locator("input")
         label = control.locator(".widget-label").inner_text().strip()
         start = entry.input_value()
-        for text in (start[:max(1, len(start) // 2)] if len(start) > 1 else start + start, start):
+        for text in (start[: max(1, len(start) // 2)] if len(start) > 1 else start + start, start):
             before = self.src()
             self.type_into(entry, text)
             self.expect_redraw(before, f"typing {text!r} into {label}")
@@ -232,8 +243,9 @@ class ExplorerDriver:
 
     def drive_all(self):
         self.box.scroll_into_view_if_needed()
-        assert self.src().startswith("data:image/png"), f"{self.name}: no figure after Run All: " \
-                                                         f"{self.box.text_content()[:300]!r}"
+        assert self.src().startswith("data:image/png"), (
+            f"{self.name}: no figure after Run All: {self.box.text_content()[:300]!r}"
+        )
         self.box.screenshot(path=str(ARTIFACTS / f"{self.name}_00_initial.png"))
         typeable = self.box.locator(".ac-typeable")
         sliders = self.box.locator(".widget-slider:not(.ac-typeable .widget-slider)")
@@ -252,6 +264,7 @@ class ExplorerDriver:
 
 # --- the tests -------------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("lesson", WIDGET_LESSONS)
 def test_every_explorer_responds_in_jupyterlab(lesson, solution_page, record_property):
     notebook, seconds = solution_page(lesson)
@@ -262,8 +275,10 @@ def test_every_explorer_responds_in_jupyterlab(lesson, solution_page, record_pro
         driver = ExplorerDriver(notebook, box, lesson, number)
         driver.drive_all()
         milliseconds = sorted(1000 * seconds for _, seconds in driver.timings)
-        record_property("browser_redraw_ms", (driver.name, milliseconds[len(milliseconds) // 2], milliseconds[-1],
-                                              len(milliseconds)))
+        record_property(
+            "browser_redraw_ms",
+            (driver.name, milliseconds[len(milliseconds) // 2], milliseconds[-1], len(milliseconds)),
+        )
     assert not notebook.page_errors, f"JavaScript errors in the page: {notebook.page_errors}"
     notebook.close()
 
@@ -279,7 +294,9 @@ def test_student_explorers_ask_for_the_exercise_first(open_notebook):
         assert "Implement" in text and "first" in text, f"explorer {number} shows {text[:300]!r}"
         assert "Traceback" not in text and "Your code raised" not in text, text[:300]
         box.screenshot(path=str(ARTIFACTS / f"{STUDENT_LESSON}_student_explorer{number}.png"))
-    explorer_cells = notebook.page.locator(".jp-Notebook .jp-CodeCell").filter(has=notebook.page.locator(".widget-vbox"))
+    explorer_cells = notebook.page.locator(".jp-Notebook .jp-CodeCell").filter(
+        has=notebook.page.locator(".widget-vbox")
+    )
     for i in range(explorer_cells.count()):
         errors = explorer_cells.nth(i).locator('[data-mime-type="application/vnd.jupyter.stderr"]')
         assert errors.count() == 0, f"an explorer cell shows an error: {errors.first.inner_text()[:300]}"

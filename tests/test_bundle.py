@@ -1,9 +1,9 @@
 """The student bundle holds what a student needs and no solution or hidden test."""
+
 import re
 import zipfile
 
 import pytest
-
 from harness import LESSONS, ROOT, read, solution_path
 
 pytestmark = pytest.mark.xdist_group("bundle")
@@ -12,7 +12,9 @@ MARKED = re.compile(r"### BEGIN (SOLUTION|HIDDEN TESTS)\n(.*?)### END \1", re.S)
 
 def public_text():
     """Everything a student may see anyway: the unmarked parts of every lesson, and the helper package."""
-    text = "".join(MARKED.sub("", cell.source) + "\n" for lesson in LESSONS for cell in read(solution_path(lesson)).cells)
+    text = "".join(
+        MARKED.sub("", cell.source) + "\n" for lesson in LESSONS for cell in read(solution_path(lesson)).cells
+    )
     return text + "".join(p.read_text() for p in (ROOT / "attention_course").glob("*.py"))
 
 
@@ -35,6 +37,7 @@ def file_text(path):
 @pytest.fixture(scope="module")
 def bundle(tmp_path_factory):
     from course_dev.bundle import build
+
     return build(tmp_path_factory.mktemp("dist") / "student-bundle")
 
 

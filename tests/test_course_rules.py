@@ -1,4 +1,5 @@
 """The rules of LESSON_ANATOMY.md that a program can check without running a notebook."""
+
 import re
 import subprocess
 import sys

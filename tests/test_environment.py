@@ -1,17 +1,19 @@
 """The set-up files agree with each other, and committed notebooks carry no outputs."""
+
 import json
 import re
 import subprocess
 
 import pytest
-
 from harness import ROOT
 
 pytestmark = pytest.mark.xdist_group("environment")
 
 
 def pins(lines):
-    return {m.group(1).lower(): m.group(2) for line in lines if (m := re.match(r"\s*-?\s*([A-Za-z0-9_.\-]+)==(\S+)", line))}
+    return {
+        m.group(1).lower(): m.group(2) for line in lines if (m := re.match(r"\s*-?\s*([A-Za-z0-9_.\-]+)==(\S+)", line))
+    }
 
 
 def test_environment_yml_matches_requirements():

@@ -7,6 +7,7 @@ The batch is first killed with kill -9 half-way, then run again (it must resume)
 (nothing to grade), then again after hand grading (the hand-given points survive). Then: honest
 students are graded exactly, every cheat gets no points or is flagged, the course files are
 byte-identical, no process of the batch is left, and every submitted file has its row."""
+
 import copy
 import csv
 import hashlib
@@ -20,18 +21,24 @@ import time
 
 import nbformat
 import pytest
-from nbgrader.api import Gradebook
-
 from harness import ROOT, copy_course, grade_id, nbgrader_meta, read, solution_path
+from nbgrader.api import Gradebook
 
 pytestmark = pytest.mark.xdist_group("grading")
 psutil = pytest.importorskip("psutil")
 
 LESSON = "01_why_attention"
-CELL_TIMEOUT = 30        # per cell (Execute.timeout in the temporary course): generous, the machine may be busy
-CAP = 240                # wall-clock cap per notebook (--timeout)
-AUTO = {"rnn-step-tests": 2, "rnn-run-tests": 2, "quiz-rnn-state-size-tests": 1, "quiz-sequential-steps-tests": 1,
-        "quiz-why-fade-tests": 1, "quiz-path-length-tests": 1, "quiz-large-scale-tests": 1}
+CELL_TIMEOUT = 30  # per cell (Execute.timeout in the temporary course): generous, the machine may be busy
+CAP = 240  # wall-clock cap per notebook (--timeout)
+AUTO = {
+    "rnn-step-tests": 2,
+    "rnn-run-tests": 2,
+    "quiz-rnn-state-size-tests": 1,
+    "quiz-sequential-steps-tests": 1,
+    "quiz-why-fade-tests": 1,
+    "quiz-path-length-tests": 1,
+    "quiz-large-scale-tests": 1,
+}
 FREE = "quiz-free-bigger-state"
 FULL = sum(AUTO.values())
 STAMP = "attempt_2026-11-20-10-00-00"
@@ -49,6 +56,7 @@ def course(tmp_path_factory):
 
 
 # --- submissions ------------------------------------------------------------------------------
+
 
 def released(course):
     return read(course / "notebooks" / LESSON / f"{LESSON}.ipynb")
@@ -88,7 +96,13 @@ def hostile(course):
 
     add("honestfull", answered(course, free=True), "honest")
     add("honestpartial", answered(course, {"rnn-step", "quiz-rnn-state-size", "quiz-why-fade"}), "honest")
-    add("vandaldb", with_answer(course, "rnn-step", WRONG + f"""
+    add(
+        "vandaldb",
+        with_answer(
+            course,
+            "rnn-step",
+            WRONG
+            + f"""
 import os, sqlite3
 hits = []
 for top in [os.getcwd(), {root!r}, '/']:
@@ -107,33 +121,63 @@ for path in hits:
         con = sqlite3.connect(path); con.execute('DELETE FROM grade'); con.commit()
     except Exception as err:
         print('could not vandalise', path, err)
-"""), "cheat")
-    add("vandalfiles", with_answer(course, "rnn-step", WRONG + f"""
+""",
+        ),
+        "cheat",
+    )
+    add(
+        "vandalfiles",
+        with_answer(
+            course,
+            "rnn-step",
+            WRONG
+            + f"""
 import shutil
 for sub in ['notebooks/{LESSON}', 'solutions/{LESSON}', 'autograde', 'grading']:
     shutil.rmtree({root!r} + '/' + sub, ignore_errors=True)
-"""), "cheat")
-    add("readsolution", with_answer(course, "rnn-step", f"""
+""",
+        ),
+        "cheat",
+    )
+    add(
+        "readsolution",
+        with_answer(
+            course,
+            "rnn-step",
+            f"""
 import json
 nb = json.load(open({sol!r}))
 for cell in nb['cells']:
     if cell.get('metadata', {{}}).get('nbgrader', {{}}).get('grade_id') == 'rnn-step':
         exec(''.join(cell['source']))
-"""), "cheat")
-    add("daemon", with_answer(course, "quiz-why-fade",
-                              "import subprocess\nsubprocess.Popen(['sleep', '777'], start_new_session=True)\n"
-                              "q3_answer = 'b'"), "daemon")
-    add("memhog", with_answer(course, "quiz-rnn-state-size",
-                              "import numpy as np\nhog = np.ones(3 * 10**9 // 8)\nq1_answer = 64"), "limit")
+""",
+        ),
+        "cheat",
+    )
+    add(
+        "daemon",
+        with_answer(
+            course,
+            "quiz-why-fade",
+            "import subprocess\nsubprocess.Popen(['sleep', '777'], start_new_session=True)\nq3_answer = 'b'",
+        ),
+        "daemon",
+    )
+    add(
+        "memhog",
+        with_answer(course, "quiz-rnn-state-size", "import numpy as np\nhog = np.ones(3 * 10**9 // 8)\nq1_answer = 64"),
+        "limit",
+    )
     # tampering by every route: a wrong rnn_step that the tampering would let pass
     routes = {
         "talias": f"import attention_course.checks as zz\nzz.expect_close = {NOOP}",
-        "timportlib": f"import importlib\nimportlib.import_module('attention_course.checks').__dict__['expect_close'] = {NOOP}",
+        "timportlib": "import importlib\n"
+        f"importlib.import_module('attention_course.checks').__dict__['expect_close'] = {NOOP}",
         "tsetattr": f"setattr(checks, 'expect_close', {NOOP})",
         "tsysmodules": "import sys, types\nfake = types.ModuleType('attention_course.checks')\n"
-                       "fake.__dict__.update(vars(sys.modules['attention_course.checks']))\n"
-                       f"fake.expect_close = {NOOP}\nsys.modules['attention_course.checks'] = fake\n"
-                       "from attention_course import checks",
+        "fake.__dict__.update(vars(sys.modules['attention_course.checks']))\n"
+        f"fake.expect_close = {NOOP}\nsys.modules['attention_course.checks'] = fake\n"
+        "from attention_course import checks",
         "tnumpy": "import numpy as xx\nxx.tanh = lambda v: v",
         "tbuiltins": "import builtins\nbuiltins.abs = lambda v: 0",
         "tclass": "import torch\ntorch.nn.RNNCell.forward = lambda self, x, h=None: h",
@@ -142,8 +186,7 @@ for cell in nb['cells']:
     for student, code in routes.items():
         add(student, with_answer(course, "rnn-step", WRONG + code + "\n"), "cheat")
     add("Jose-Garcia", answered(course), "honest", name=f"José García_{STAMP}_{LESSON}.ipynb")
-    add("resub", answered(course, set()), "resubmitted",
-        name=f"resub_attempt_2026-11-20-09-00-00_{LESSON}.ipynb")
+    add("resub", answered(course, set()), "resubmitted", name=f"resub_attempt_2026-11-20-09-00-00_{LESSON}.ipynb")
     subs[f"resub_attempt_2026-11-20-11-00-00_{LESSON}.ipynb"] = answered(course)
     add("osexit", with_answer(course, "quiz-why-fade", "import os\nos._exit(0)"), "failed")
     add("invalidjson", nbformat.writes(answered(course))[:5000], "failed")
@@ -165,8 +208,19 @@ def write_downloads(folder, subs):
 
 
 def command(course, downloads, *extra):
-    return [sys.executable, "-m", "autograde", LESSON, str(downloads), "--workers", "2", "--timeout", str(CAP),
-            "--quiet", *extra]
+    return [
+        sys.executable,
+        "-m",
+        "autograde",
+        LESSON,
+        str(downloads),
+        "--workers",
+        "2",
+        "--timeout",
+        str(CAP),
+        "--quiet",
+        *extra,
+    ]
 
 
 def run_grade(course, downloads, *extra):
@@ -201,8 +255,12 @@ def leftovers(course):
     for p in psutil.process_iter(["cmdline", "cwd"]):
         try:
             cmd = " ".join(p.info["cmdline"] or [])
-            if "sleep 777" in cmd or (("autograde" in cmd or "bwrap" in cmd) and str(course) in cmd) \
-                    or (p.info["cwd"] or "").startswith(str(course)) and "autograde" in cmd:
+            if (
+                "sleep 777" in cmd
+                or (("autograde" in cmd or "bwrap" in cmd) and str(course) in cmd)
+                or (p.info["cwd"] or "").startswith(str(course))
+                and "autograde" in cmd
+            ):
                 found.append(cmd[:120])
         except psutil.Error:
             pass
@@ -217,28 +275,46 @@ def batch(course, tmp_path_factory):
     before = course_files(course)
 
     # run A, killed with kill -9 once two students are committed
-    proc = subprocess.Popen(command(course, downloads), cwd=course, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL, start_new_session=True)
+    proc = subprocess.Popen(
+        command(course, downloads),
+        cwd=course,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
     results = out_dir(course) / "results"
     deadline = time.monotonic() + 900
     while time.monotonic() < deadline and proc.poll() is None:
-        if results.is_dir() and sum(1 for p in results.glob("*.json")
-                                    if json.loads(p.read_text())["status"] == "graded") >= 2:
+        if (
+            results.is_dir()
+            and sum(1 for p in results.glob("*.json") if json.loads(p.read_text())["status"] == "graded") >= 2
+        ):
             break
         time.sleep(0.2)
     os.killpg(proc.pid, signal.SIGKILL)
     proc.wait()
-    committed = {p.stem: p.stat().st_mtime for p in results.glob("*.json")
-                 if json.loads(p.read_text())["status"] == "graded"}
+    committed = {
+        p.stem: p.stat().st_mtime for p in results.glob("*.json") if json.loads(p.read_text())["status"] == "graded"
+    }
     time.sleep(2)
     left_after_kill = leftovers(course)
 
-    seconds, result = run_grade(course, downloads)                            # run B: resumes
+    seconds, result = run_grade(course, downloads)  # run B: resumes
     print(f"\nresumed batch of {len(subs)} files graded in {seconds:.1f} s")
     rows = read_grades(course)
     time.sleep(1)
-    return dict(course=course, downloads=downloads, kinds=kinds, subs=subs, rows=rows, before=before,
-                committed=committed, left_after_kill=left_after_kill, left=leftovers(course), result=result)
+    return dict(
+        course=course,
+        downloads=downloads,
+        kinds=kinds,
+        subs=subs,
+        rows=rows,
+        before=before,
+        committed=committed,
+        left_after_kill=left_after_kill,
+        left=leftovers(course),
+        result=result,
+    )
 
 
 def by_student(rows):
@@ -250,6 +326,7 @@ def by_student(rows):
 
 
 # --- tests --------------------------------------------------------------------------------------
+
 
 def test_every_file_has_exactly_one_row(batch):
     rows = batch["rows"]
@@ -279,7 +356,7 @@ def test_every_cheat_gets_no_points_or_is_flagged(batch):
         if kind in ("cheat", "daemon") and not (row["flags"] or row["rnn-step-tests"] in ("0", "")):
             problems.append(f"{student}: {row['rnn-step-tests']} points for rnn_step, no flag ({row['status']})")
     assert not problems, "\n".join(problems)
-    for student in ("talias", "timportlib", "tsetattr"):    # the helper package returns its own functions
+    for student in ("talias", "timportlib", "tsetattr"):  # the helper package returns its own functions
         assert rows[student]["rnn-step-tests"] == "0" and "expect_close" in rows[student]["flags"], rows[student]
     for student in ("tsysmodules", "tnumpy", "tbuiltins", "tclass", "ttorchdict"):
         assert "at run time" in rows[student]["flags"], (student, rows[student]["flags"])
@@ -346,7 +423,7 @@ def test_rerun_is_idempotent_and_hand_given_points_survive(batch):
     assert {p.name: p.stat().st_mtime for p in logs.glob("*.log") if not p.name.startswith("worker")} == before
     with Gradebook(f"sqlite:///{course}/grading/gradebook.db") as gb:
         grade = gb.find_grade(FREE, LESSON, LESSON, "honestfull")
-        grade.manual_score = 2              # what the formgrader does when a grader saves a score
+        grade.manual_score = 2  # what the formgrader does when a grader saves a score
         grade.needs_manual_grade = False
         gb.db.commit()
     # the student's file changes (a note added): it is graded again, the hand-given points stay

@@ -1,4 +1,5 @@
 """Unit tests of the helper package, on its own."""
+
 import matplotlib
 
 matplotlib.use("Agg")
@@ -14,6 +15,7 @@ pytestmark = pytest.mark.xdist_group("helpers")
 
 
 # --- checks -------------------------------------------------------------------------------
+
 
 def test_expect_close_accepts_tensors_and_float32():
     checks.expect_close(torch.tensor([1.0, 2.0]), np.array([1.0, 2.0]), "x")
@@ -46,6 +48,7 @@ def test_checks_survive_a_monkeypatched_numpy(monkeypatch):
 def test_call_turns_not_implemented_into_a_hint():
     def softmax(x):
         raise NotImplementedError()
+
     with pytest.raises(NotImplementedError, match="`softmax` is not implemented yet"):
         checks.call(softmax, 1)
 
@@ -72,6 +75,7 @@ def test_passed_prints_and_returns_none(capsys):
 
 # --- data ---------------------------------------------------------------------------------
 
+
 def test_embeddings_are_deterministic_per_word():
     a, b = data.embed(["The", "cat", "the"], 8), data.embed(["the"], 8)
     assert a.shape == (3, 8)
@@ -88,6 +92,7 @@ def test_video_library_shapes_and_query():
 
 
 # --- plots --------------------------------------------------------------------------------
+
 
 def test_heatmap_labels_axes_with_tokens():
     tokens = ["the", "cat", "sat"]
@@ -113,6 +118,7 @@ def test_save_writes_png_when_asked(tmp_path, monkeypatch):
 
 # --- widgets and friendly demos -----------------------------------------------------------
 
+
 def _figure(n):
     fig, ax = plt.subplots()
     ax.plot(range(n))
@@ -129,12 +135,14 @@ def test_explorer_redraws_and_records_time():
 def test_explorer_shows_a_note_before_the_exercise_is_done():
     def draw(n):
         raise NotImplementedError()
+
     assert widgets.explore(draw, needs=["softmax"], n=widgets.slider("n", 1, 3, 1)).status == "not implemented"
 
 
 def test_explorer_shows_student_errors_as_one_line():
     def draw(n):
         raise ValueError("shapes (2,3) and (4,3) not aligned")
+
     assert widgets.explore(draw, n=widgets.slider("n", 1, 3, 1)).status.startswith("error: ValueError")
 
 
@@ -150,9 +158,18 @@ def test_student_code_hides_only_not_implemented(capsys):
 def test_package_holds_no_answers():
     """The helpers never implement an exercise: no softmax, attention, layer norm or RNN step in them."""
     import inspect
+
     source = "".join(inspect.getsource(m) for m in (ac, checks, data, plots, reuse, widgets))
-    for banned in ("def softmax", "def scaled_dot_product_attention", "def layer_norm", "def rnn_step",
-                   "torch.softmax", ".softmax(", "def split_heads", "def positional_encoding"):
+    for banned in (
+        "def softmax",
+        "def scaled_dot_product_attention",
+        "def layer_norm",
+        "def rnn_step",
+        "torch.softmax",
+        ".softmax(",
+        "def split_heads",
+        "def positional_encoding",
+    ):
         assert banned not in source, banned
 
 
@@ -164,7 +181,7 @@ class _Bars(widgets.View):
 
     def build(self, n, scale):
         fig, ax = plt.subplots(layout="constrained")
-        self.line, = ax.plot(range(n), [0] * n)
+        (self.line,) = ax.plot(range(n), [0] * n)
         ax.set_ylim(-10, 10)
         self.title = ax.set_title("")
         self.dynamic = [self.line, self.title]
@@ -192,8 +209,10 @@ def test_blitted_image_equals_a_full_draw():
     blitted = widgets.render_png(box._fig, box._crop, draw=False)
     for artist in box.view.dynamic:
         artist.set_animated(False)
-    assert np.array_equal(plt.imread(__import__("io").BytesIO(blitted)),
-                          plt.imread(__import__("io").BytesIO(widgets.render_png(box._fig, box._crop))))
+    assert np.array_equal(
+        plt.imread(__import__("io").BytesIO(blitted)),
+        plt.imread(__import__("io").BytesIO(widgets.render_png(box._fig, box._crop))),
+    )
 
 
 def test_show_attaches_alt_text_and_refuses_tiny_text(monkeypatch):
@@ -211,16 +230,19 @@ def test_show_attaches_alt_text_and_refuses_tiny_text(monkeypatch):
 
 def test_reuse_runs_the_answer_cells_of_an_earlier_notebook(tmp_path):
     import nbformat
+
     nb = nbformat.v4.new_notebook()
-    nb.cells = [nbformat.v4.new_code_cell("import os"),
-                nbformat.v4.new_code_cell("def double(x):\n    return 2 * np.asarray(x)"),
-                nbformat.v4.new_code_cell("def half(x):\n    raise NotImplementedError()\nraise NotImplementedError()")]
+    nb.cells = [
+        nbformat.v4.new_code_cell("import os"),
+        nbformat.v4.new_code_cell("def double(x):\n    return 2 * np.asarray(x)"),
+        nbformat.v4.new_code_cell("def half(x):\n    raise NotImplementedError()\nraise NotImplementedError()"),
+    ]
     for cell in nb.cells[1:]:
         cell.metadata["nbgrader"] = {"solution": True, "grade": False, "locked": False}
     (tmp_path / "03_x").mkdir()
     (tmp_path / "05_y").mkdir()
     nbformat.write(nb, str(tmp_path / "03_x" / "03_x.ipynb"))
-    double, = reuse.from_lesson("03_x", "double", here=tmp_path / "05_y")
+    (double,) = reuse.from_lesson("03_x", "double", here=tmp_path / "05_y")
     assert list(double([1, 2])) == [2, 4]
     with pytest.raises(reuse.NotAvailable, match="missing_name not found in your 03_x notebook"):
         reuse.from_lesson("03_x", "double", "missing_name", here=tmp_path / "05_y")

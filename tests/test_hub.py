@@ -2,17 +2,18 @@
 the users' own servers: the instructor releases lesson 01, two students fetch it, answer differently and
 submit, the instructor collects, grades with the course's grading command and releases feedback, and each
 student fetches feedback that shows their own score and no hidden test. Against SQLite and PostgreSQL."""
+
 import contextlib
 
 import pytest
+from browser_support import ARTIFACTS, CHROMIUM, CHROMIUM_ARGS, require_browser
+from harness import read
+from hub_support import ClassHub
+from pg_support import Postgres
 
 from course_dev.cells import grade_id, nbgrader_meta
 from course_dev.course import copy_course
 from course_dev.paths import solution_path
-from harness import read
-from browser_support import ARTIFACTS, CHROMIUM, CHROMIUM_ARGS, require_browser
-from hub_support import ClassHub
-from pg_support import Postgres
 
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("hub")]
 LESSON = "01_why_attention"
@@ -73,10 +74,10 @@ def test_class_cycle(class_hub):
     for student in (ada, alan):
         student.assignment_action("fetch", LESSON)
         assert NOTEBOOK in [p for p in student.listing(LESSON)], student.listing()
-    if hub.db_url is None:   # once: what a person sees in the browser
+    if hub.db_url is None:  # once: what a person sees in the browser
         require_browser()
         log_in_and_look(hub, "ada", hub.password, f"lab/tree/{NOTEBOOK}", "Lesson 1")
-        log_in_and_look(hub, "instructor", hub.admin_password, "formgrader", LESSON)   # its own tab, not an iframe
+        log_in_and_look(hub, "instructor", hub.admin_password, "formgrader", LESSON)  # its own tab, not an iframe
     ada.write_notebook(NOTEBOOK, answer(ada.read_notebook(NOTEBOOK), {"rnn-step", "rnn-run"}))
     alan.write_notebook(NOTEBOOK, answer(alan.read_notebook(NOTEBOOK), {"rnn-step"}))
     for student in (ada, alan):

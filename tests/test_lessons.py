@@ -1,13 +1,28 @@
 """Every lesson, executed for real: the solution runs clean, the student version fails only where it
 should, and every exercise's tests catch the known mistakes while accepting correct variants."""
+
 import contextlib
 import runpy
 
 import pytest
-
 from conftest import lesson_params
-from harness import (CATALOGS, LESSONS, LiveKernel, describe, errors, exercises, grade_id, is_answer, is_test,
-                     load_catalog, nbgrader_meta, read, solution_path, stderr, student_path)
+from harness import (
+    CATALOGS,
+    LESSONS,
+    LiveKernel,
+    describe,
+    errors,
+    exercises,
+    grade_id,
+    is_answer,
+    is_test,
+    load_catalog,
+    nbgrader_meta,
+    read,
+    solution_path,
+    stderr,
+    student_path,
+)
 
 CODE_WRONG, CODE_RIGHT, QUIZ_WRONG, QUIZ_RIGHT = 4, 2, 2, 1
 
@@ -25,6 +40,7 @@ def solved_kernels():
                 kernel.seconds, kernel.lesson = kernel.run_all(), lesson
                 cache[lesson] = kernel
             return cache[lesson]
+
         yield get
 
 
@@ -36,8 +52,11 @@ def solved(lesson, solved_kernels):
 @pytest.mark.parametrize("lesson", lesson_params())
 def test_solution_runs_clean(solved, record_property):
     record_property("notebook_seconds", (f"solutions/{solved.lesson}", solved.seconds))
-    problems = [f"cell {i}: {describe(c.outputs)}" for i, c in enumerate(solved.nb.cells)
-                if c.cell_type == "code" and (errors(c.outputs) or stderr(c.outputs))]
+    problems = [
+        f"cell {i}: {describe(c.outputs)}"
+        for i, c in enumerate(solved.nb.cells)
+        if c.cell_type == "code" and (errors(c.outputs) or stderr(c.outputs))
+    ]
     assert not problems, "\n".join(problems)
 
 
@@ -51,9 +70,14 @@ def test_solution_widgets_draw(solved):
 @pytest.mark.parametrize("lesson", lesson_params())
 def test_every_figure_has_alt_text(solved):
     """Every image a lesson shows (figures and explorers) says what it shows, for screen readers."""
-    missing = [i for i, c in enumerate(solved.nb.cells) if c.cell_type == "code"
-               for o in c.outputs if "image/png" in o.get("data", {})
-               and not str(o.get("metadata", {}).get("image/png", {}).get("alt", "")).strip()]
+    missing = [
+        i
+        for i, c in enumerate(solved.nb.cells)
+        if c.cell_type == "code"
+        for o in c.outputs
+        if "image/png" in o.get("data", {})
+        and not str(o.get("metadata", {}).get("image/png", {}).get("alt", "")).strip()
+    ]
     assert not missing, f"image outputs without alt text in cells {missing}: show figures with plots.show(fig, alt=...)"
     alts = solved.value("[e.alt_text for e in __import__('attention_course.widgets').widgets.Explorer.instances]")
     assert all(a.strip() for a in alts), f"every explorer image has alt text: {alts}"
@@ -91,7 +115,7 @@ def _score_variant(kernel, answer, tests, source):
     defined = kernel.run(source)
     assert not errors(defined), f"the variant itself does not run: {describe(defined)}"
     outputs = kernel.run(tests.source)
-    kernel.run(answer.source)                                   # restore the reference answer
+    kernel.run(answer.source)  # restore the reference answer
     return describe(outputs) or None
 
 

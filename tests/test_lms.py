@@ -1,5 +1,6 @@
 """LMS exports from a gradebook built in place: the column layout of each format's documented header,
 points per lesson and a total, students matched through the roster."""
+
 import csv
 
 import pytest
@@ -24,15 +25,19 @@ def gradebook(tmp_path):
         gb.add_submission("01_why_attention", "ada")
         gb.add_submission("02_dot_product", "ada")
         gb.add_submission("01_why_attention", "alan")
-        for (cell, lesson, student), score in {("a-tests", "01_why_attention", "ada"): 2,
-                                              ("b-tests", "01_why_attention", "ada"): 1.5,
-                                              ("c-tests", "02_dot_product", "ada"): 4,
-                                              ("a-tests", "01_why_attention", "alan"): 2}.items():
+        for (cell, lesson, student), score in {
+            ("a-tests", "01_why_attention", "ada"): 2,
+            ("b-tests", "01_why_attention", "ada"): 1.5,
+            ("c-tests", "02_dot_product", "ada"): 4,
+            ("a-tests", "01_why_attention", "alan"): 2,
+        }.items():
             gb.find_grade(cell, lesson, lesson, student).auto_score = score
         gb.db.commit()
     roster = tmp_path / "roster.csv"
-    roster.write_text("student_id,name,email,lms_id,sis_user_id,sis_login_id,section\n"
-                      "ada,Ada Lovelace,ada@example.org,101,S1,ada,Mon\nalan,Alan Turing,alan@example.org,102,S2,alan,Tue\n")
+    roster.write_text(
+        "student_id,name,email,lms_id,sis_user_id,sis_login_id,section\n"
+        "ada,Ada Lovelace,ada@example.org,101,S1,ada,Mon\nalan,Alan Turing,alan@example.org,102,S2,alan,Tue\n"
+    )
     return url, roster
 
 
@@ -45,7 +50,7 @@ def test_canvas_gradebook_csv(gradebook, tmp_path):
     url, roster = gradebook
     missing = lms.export("canvas", roster, tmp_path / "canvas.csv", url)
     rows = read(tmp_path / "canvas.csv")
-    assert rows[0][:5] == ["Student", "ID", "SIS User ID", "SIS Login ID", "Section"]   # Canvas's documented columns
+    assert rows[0][:5] == ["Student", "ID", "SIS User ID", "SIS Login ID", "Section"]  # Canvas's documented columns
     assert rows[0][5:] == ["01_why_attention", "02_dot_product", "Final Score"]
     assert rows[1][0] == "Points Possible" and rows[1][5:7] == ["5", "4"]
     assert rows[2] == ["Ada Lovelace", "101", "S1", "ada", "Mon", "3.5", "4", "7.5"]
@@ -57,7 +62,7 @@ def test_moodle_grade_import_csv(gradebook, tmp_path):
     url, roster = gradebook
     lms.export("moodle", roster, tmp_path / "moodle.csv", url)
     rows = read(tmp_path / "moodle.csv")
-    assert rows[0][:4] == ["First name", "Last name", "ID number", "Email address"]   # Moodle's export columns
+    assert rows[0][:4] == ["First name", "Last name", "ID number", "Email address"]  # Moodle's export columns
     assert rows[0][4:] == ["01_why_attention (Real)", "02_dot_product (Real)", "Course total (Real)"]
     assert rows[1] == ["Ada", "Lovelace", "ada", "ada@example.org", "3.50", "4.00", "7.50"]
     assert rows[2][-1] == "2.00" and len(rows) == 3

@@ -1,19 +1,23 @@
 """nbgrader end to end on a temporary copy of the course: release, then autograde a full, a blank
 and a partial submission of each lesson."""
+
 import subprocess
 import sys
 
 import nbformat
 import pytest
-from nbgrader.api import Gradebook
-
 from conftest import lesson_params
 from harness import ROOT, copy_course, exercises, grade_id, nbgrader_meta, read, solution_path, student_path
+from nbgrader.api import Gradebook
 
 
 def release(course, lesson):
-    subprocess.run([sys.executable, "-m", "course_dev.release", "--root", str(course), lesson], cwd=course,
-                   check=True, capture_output=True)
+    subprocess.run(
+        [sys.executable, "-m", "course_dev.release", "--root", str(course), lesson],
+        cwd=course,
+        check=True,
+        capture_output=True,
+    )
 
 
 @pytest.fixture(scope="session")
@@ -26,6 +30,7 @@ def released_courses(tmp_path_factory):
             cache[lesson] = copy_course(tmp_path_factory.mktemp(lesson), [lesson])
             release(cache[lesson], lesson)
         return cache[lesson]
+
     return get
 
 
@@ -45,7 +50,9 @@ def test_committed_notebooks_are_the_release(released):
     assert len(fresh.cells) == len(committed.cells), "notebooks/ is stale: run `make release`"
     for i, (a, b) in enumerate(zip(cell_summary(fresh), cell_summary(committed))):
         assert a == b, f"cell {i} of notebooks/{lesson} differs from a fresh release: run `make release`"
-    extra = {p.name for p in (ROOT / "notebooks" / lesson).iterdir()} - {p.name for p in (course / "notebooks" / lesson).iterdir()}
+    extra = {p.name for p in (ROOT / "notebooks" / lesson).iterdir()} - {
+        p.name for p in (course / "notebooks" / lesson).iterdir()
+    }
     assert not extra, f"files in notebooks/{lesson} that the release does not produce: {extra}"
 
 
@@ -65,23 +72,33 @@ def test_autograde_full_blank_partial(released):
     course, lesson = released
     graded = exercises(read(solution_path(lesson)))
     all_ids = [grade_id(a) for a, _, _ in graded]
-    half = all_ids[: max(1, len(all_ids) // 2)]            # earlier answers only: later ones may build on them
-    manual = [grade_id(c) for c in read(solution_path(lesson)).cells
-              if nbgrader_meta(c).get("solution") and c.cell_type == "markdown"]
+    half = all_ids[: max(1, len(all_ids) // 2)]  # earlier answers only: later ones may build on them
+    manual = [
+        grade_id(c)
+        for c in read(solution_path(lesson)).cells
+        if nbgrader_meta(c).get("solution") and c.cell_type == "markdown"
+    ]
     students = {"full": set(all_ids + manual), "blank": set(), "partial": set(half)}
     for student, answered in students.items():
         folder = course / "autograde" / "submitted" / student / lesson
         folder.mkdir(parents=True)
         nbformat.write(submission(lesson, answered), folder / f"{lesson}.ipynb")
-    result = subprocess.run([sys.executable, "-m", "nbgrader", "autograde", lesson], cwd=course,
-                            capture_output=True, text=True)
+    result = subprocess.run(
+        [sys.executable, "-m", "nbgrader", "autograde", lesson], cwd=course, capture_output=True, text=True
+    )
     assert result.returncode == 0, result.stderr[-3000:]
 
     points = {grade_id(t): p for _, t, p in graded}
     with Gradebook(f"sqlite:///{course}/autograde/gradebook.db") as gb:
+
         def auto(student):
-            return {g.name: g.auto_score for nb in gb.find_submission(lesson, student).notebooks for g in nb.grades
-                    if g.name in points}
+            return {
+                g.name: g.auto_score
+                for nb in gb.find_submission(lesson, student).notebooks
+                for g in nb.grades
+                if g.name in points
+            }
+
         full, blank, partial = auto("full"), auto("blank"), auto("partial")
     assert full == points, f"the solution must get full marks: {full} != {points}"
     assert sum(blank.values()) == 0, f"the blank notebook must get 0: {blank}"

@@ -1,66 +1,106 @@
 """Known wrong implementations (must lose points, with the message that names the mistake)
 and correct variants (must keep full marks) for lesson 01."""
+
 from catalog_tools import quiz
 
 EXERCISES = {
     "rnn-step": {
         "wrong": {
             "no tanh": ("def rnn_step(h, x, W_h, W_x, b):\n    return h @ W_h.T + x @ W_x.T + b", "tanh is missing"),
-            "no bias": ("def rnn_step(h, x, W_h, W_x, b):\n    return np.tanh(h @ W_h.T + x @ W_x.T)", "bias b is missing"),
-            "W_h not transposed": ("def rnn_step(h, x, W_h, W_x, b):\n    return np.tanh(h @ W_h + x @ W_x.T + b)",
-                                   "without the transpose"),
-            "sigmoid": ("def rnn_step(h, x, W_h, W_x, b):\n    return 1 / (1 + np.exp(-(h @ W_h.T + x @ W_x.T + b)))",
-                        "not the logistic sigmoid"),
-            "ignores h": ("def rnn_step(h, x, W_h, W_x, b):\n    return np.tanh(x @ W_x.T + b)", "previous state h is ignored"),
-            "only single vectors": ("def rnn_step(h, x, W_h, W_x, b):\n"
-                                    "    return np.tanh(W_h @ h + W_x @ x + b)", None),
+            "no bias": (
+                "def rnn_step(h, x, W_h, W_x, b):\n    return np.tanh(h @ W_h.T + x @ W_x.T)",
+                "bias b is missing",
+            ),
+            "W_h not transposed": (
+                "def rnn_step(h, x, W_h, W_x, b):\n    return np.tanh(h @ W_h + x @ W_x.T + b)",
+                "without the transpose",
+            ),
+            "sigmoid": (
+                "def rnn_step(h, x, W_h, W_x, b):\n    return 1 / (1 + np.exp(-(h @ W_h.T + x @ W_x.T + b)))",
+                "not the logistic sigmoid",
+            ),
+            "ignores h": (
+                "def rnn_step(h, x, W_h, W_x, b):\n    return np.tanh(x @ W_x.T + b)",
+                "previous state h is ignored",
+            ),
+            "only single vectors": (
+                "def rnn_step(h, x, W_h, W_x, b):\n    return np.tanh(W_h @ h + W_x @ x + b)",
+                None,
+            ),
             "returns None": ("def rnn_step(h, x, W_h, W_x, b):\n    np.tanh(h @ W_h.T + x @ W_x.T + b)", "return"),
-            "W_x not transposed": ("def rnn_step(h, x, W_h, W_x, b):\n    return np.tanh(h @ W_h.T + x @ W_x + b)", None),
-            "both weights transposed the wrong way": ("def rnn_step(h, x, W_h, W_x, b):\n"
-                                                      "    return np.tanh(h @ W_h + (W_x @ x.T).T + b)", "without the transpose"),
+            "W_x not transposed": (
+                "def rnn_step(h, x, W_h, W_x, b):\n    return np.tanh(h @ W_h.T + x @ W_x + b)",
+                None,
+            ),
+            "both weights transposed the wrong way": (
+                "def rnn_step(h, x, W_h, W_x, b):\n    return np.tanh(h @ W_h + (W_x @ x.T).T + b)",
+                "without the transpose",
+            ),
         },
         "right": {
             "column-vector maths": "def rnn_step(h, x, W_h, W_x, b):\n    return np.tanh((W_h @ h[..., None])[..., 0] + (W_x @ x[..., None])[..., 0] + b)",
             "einsum": "def rnn_step(h, x, W_h, W_x, b):\n    return np.tanh(np.einsum('ij,...j->...i', W_h, h) + np.einsum('ij,...j->...i', W_x, x) + b)",
             "float32 inside": "def rnn_step(h, x, W_h, W_x, b):\n    f = lambda a: np.asarray(a, np.float32)\n"
-                              "    return np.tanh(f(h) @ f(W_h).T + f(x) @ f(W_x).T + f(b)).astype(np.float64)",
+            "    return np.tanh(f(h) @ f(W_h).T + f(x) @ f(W_x).T + f(b)).astype(np.float64)",
             "torch inside": "def rnn_step(h, x, W_h, W_x, b):\n    t = torch.as_tensor\n"
-                            "    return torch.tanh(t(h) @ t(W_h).T + t(x) @ t(W_x).T + t(b)).numpy()",
+            "    return torch.tanh(t(h) @ t(W_h).T + t(x) @ t(W_x).T + t(b)).numpy()",
         },
     },
     "rnn-run": {
         "wrong": {
-            "state not carried": ("def rnn_run(xs, h0, W_h, W_x, b):\n"
-                                  "    return np.stack([rnn_step(h0, x, W_h, W_x, b) for x in xs])", "carry the new state"),
-            "reads backwards": ("def rnn_run(xs, h0, W_h, W_x, b):\n    h, out = h0, []\n"
-                                "    for x in xs[::-1]:\n        h = rnn_step(h, x, W_h, W_x, b); out.append(h)\n"
-                                "    return np.stack(out)", "back to front"),
-            "states reversed": ("def rnn_run(xs, h0, W_h, W_x, b):\n    h, out = h0, []\n"
-                                "    for x in xs:\n        h = rnn_step(h, x, W_h, W_x, b); out.insert(0, h)\n"
-                                "    return np.stack(out)", "reverse order"),
-            "includes h0": ("def rnn_run(xs, h0, W_h, W_x, b):\n    h, out = h0, [h0]\n"
-                            "    for x in xs:\n        h = rnn_step(h, x, W_h, W_x, b); out.append(h)\n"
-                            "    return np.stack(out)", "shape"),
-            "only the last state": ("def rnn_run(xs, h0, W_h, W_x, b):\n    h = h0\n"
-                                    "    for x in xs:\n        h = rnn_step(h, x, W_h, W_x, b)\n    return h", "shape"),
-            "starts from zeros, not h0": ("def rnn_run(xs, h0, W_h, W_x, b):\n    h, out = np.zeros_like(h0), []\n"
-                                          "    for x in xs:\n        h = rnn_step(h, x, W_h, W_x, b); out.append(h)\n"
-                                          "    return np.stack(out)", "h0 is ignored"),
-            "drops the last token": ("def rnn_run(xs, h0, W_h, W_x, b):\n    h, out = h0, [h0]\n"
-                                     "    for x in xs[:-1]:\n        h = rnn_step(h, x, W_h, W_x, b); out.append(h)\n"
-                                     "    return np.stack(out)", None),
+            "state not carried": (
+                "def rnn_run(xs, h0, W_h, W_x, b):\n    return np.stack([rnn_step(h0, x, W_h, W_x, b) for x in xs])",
+                "carry the new state",
+            ),
+            "reads backwards": (
+                "def rnn_run(xs, h0, W_h, W_x, b):\n    h, out = h0, []\n"
+                "    for x in xs[::-1]:\n        h = rnn_step(h, x, W_h, W_x, b); out.append(h)\n"
+                "    return np.stack(out)",
+                "back to front",
+            ),
+            "states reversed": (
+                "def rnn_run(xs, h0, W_h, W_x, b):\n    h, out = h0, []\n"
+                "    for x in xs:\n        h = rnn_step(h, x, W_h, W_x, b); out.insert(0, h)\n"
+                "    return np.stack(out)",
+                "reverse order",
+            ),
+            "includes h0": (
+                "def rnn_run(xs, h0, W_h, W_x, b):\n    h, out = h0, [h0]\n"
+                "    for x in xs:\n        h = rnn_step(h, x, W_h, W_x, b); out.append(h)\n"
+                "    return np.stack(out)",
+                "shape",
+            ),
+            "only the last state": (
+                "def rnn_run(xs, h0, W_h, W_x, b):\n    h = h0\n"
+                "    for x in xs:\n        h = rnn_step(h, x, W_h, W_x, b)\n    return h",
+                "shape",
+            ),
+            "starts from zeros, not h0": (
+                "def rnn_run(xs, h0, W_h, W_x, b):\n    h, out = np.zeros_like(h0), []\n"
+                "    for x in xs:\n        h = rnn_step(h, x, W_h, W_x, b); out.append(h)\n"
+                "    return np.stack(out)",
+                "h0 is ignored",
+            ),
+            "drops the last token": (
+                "def rnn_run(xs, h0, W_h, W_x, b):\n    h, out = h0, [h0]\n"
+                "    for x in xs[:-1]:\n        h = rnn_step(h, x, W_h, W_x, b); out.append(h)\n"
+                "    return np.stack(out)",
+                None,
+            ),
         },
         "right": {
             "preallocated array": "def rnn_run(xs, h0, W_h, W_x, b):\n    out = np.empty((len(xs), len(h0)))\n    h = h0\n"
-                                  "    for t in range(len(xs)):\n        h = out[t] = rnn_step(h, xs[t], W_h, W_x, b)\n    return out",
-            "torch nn.RNN inside": ("def rnn_run(xs, h0, W_h, W_x, b):\n"
-                                    "    rnn = torch.nn.RNN(W_x.shape[1], W_x.shape[0]).double()\n"
-                                    "    with torch.no_grad():\n"
-                                    "        rnn.weight_hh_l0.copy_(torch.as_tensor(W_h)); rnn.weight_ih_l0.copy_(torch.as_tensor(W_x))\n"
-                                    "        rnn.bias_ih_l0.copy_(torch.as_tensor(b)); rnn.bias_hh_l0.zero_()\n"
-                                    "        return rnn(torch.as_tensor(xs), torch.as_tensor(h0)[None])[0].numpy()"),
+            "    for t in range(len(xs)):\n        h = out[t] = rnn_step(h, xs[t], W_h, W_x, b)\n    return out",
+            "torch nn.RNN inside": (
+                "def rnn_run(xs, h0, W_h, W_x, b):\n"
+                "    rnn = torch.nn.RNN(W_x.shape[1], W_x.shape[0]).double()\n"
+                "    with torch.no_grad():\n"
+                "        rnn.weight_hh_l0.copy_(torch.as_tensor(W_h)); rnn.weight_ih_l0.copy_(torch.as_tensor(W_x))\n"
+                "        rnn.bias_ih_l0.copy_(torch.as_tensor(b)); rnn.bias_hh_l0.zero_()\n"
+                "        return rnn(torch.as_tensor(xs), torch.as_tensor(h0)[None])[0].numpy()"
+            ),
             "recursion": "def rnn_run(xs, h0, W_h, W_x, b):\n    h = rnn_step(h0, xs[0], W_h, W_x, b)\n"
-                         "    return h[None] if len(xs) == 1 else np.vstack([h[None], rnn_run(xs[1:], h, W_h, W_x, b)])",
+            "    return h[None] if len(xs) == 1 else np.vstack([h[None], rnn_run(xs[1:], h, W_h, W_x, b)])",
         },
     },
     "quiz-rnn-state-size": quiz("q1_answer", right=[64, 64.0], wrong=[1000, 64000, "64"]),

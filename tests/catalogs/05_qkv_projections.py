@@ -1,16 +1,19 @@
 """Known wrong implementations (must lose points, with the message that names the mistake)
 and correct variants (must keep full marks) for lesson 05."""
+
 from catalog_tools import quiz
 
 _SA = "def self_attention(X, W_Q, W_K, W_V):\n    Q, K, V = project_qkv(X, W_Q, W_K, W_V)\n"
-_MOD_INIT = ("class SelfAttention(nn.Module):\n"
-             "    def __init__(self, d_model, d_k, d_v=None):\n"
-             "        super().__init__()\n"
-             "        d_v = d_k if d_v is None else d_v\n"
-             "        self.d_k = d_k\n"
-             "        self.W_q = nn.Linear(d_model, d_k, bias=False)\n"
-             "        self.W_k = nn.Linear(d_model, d_k, bias=False)\n"
-             "        self.W_v = nn.Linear(d_model, d_v, bias=False)\n")
+_MOD_INIT = (
+    "class SelfAttention(nn.Module):\n"
+    "    def __init__(self, d_model, d_k, d_v=None):\n"
+    "        super().__init__()\n"
+    "        d_v = d_k if d_v is None else d_v\n"
+    "        self.d_k = d_k\n"
+    "        self.W_q = nn.Linear(d_model, d_k, bias=False)\n"
+    "        self.W_k = nn.Linear(d_model, d_k, bias=False)\n"
+    "        self.W_v = nn.Linear(d_model, d_v, bias=False)\n"
+)
 
 
 def _module(forward_body, init=_MOD_INIT):
@@ -22,116 +25,206 @@ EXERCISES = {
         "wrong": {
             "Q and K swapped": ("def project_qkv(X, W_Q, W_K, W_V):\n    return X @ W_K, X @ W_Q, X @ W_V", "swapped"),
             "K uses W_Q": ("def project_qkv(X, W_Q, W_K, W_V):\n    return X @ W_Q, X @ W_Q, X @ W_V", "K uses W_Q"),
-            "one matrix for all three": ("def project_qkv(X, W_Q, W_K, W_V):\n    return X @ W_Q, X @ W_Q, X @ W_Q",
-                                         "the values use W_V"),
-            "weights transposed": ("def project_qkv(X, W_Q, W_K, W_V):\n    return X @ W_Q.T, X @ W_K.T, X @ W_V.T", None),
-            "only one sequence": ("def project_qkv(X, W_Q, W_K, W_V):\n"
-                                  "    f = lambda W: np.einsum('td,dk->tk', X, W)\n    return f(W_Q), f(W_K), f(W_V)", None),
+            "one matrix for all three": (
+                "def project_qkv(X, W_Q, W_K, W_V):\n    return X @ W_Q, X @ W_Q, X @ W_Q",
+                "the values use W_V",
+            ),
+            "weights transposed": (
+                "def project_qkv(X, W_Q, W_K, W_V):\n    return X @ W_Q.T, X @ W_K.T, X @ W_V.T",
+                None,
+            ),
+            "only one sequence": (
+                "def project_qkv(X, W_Q, W_K, W_V):\n"
+                "    f = lambda W: np.einsum('td,dk->tk', X, W)\n    return f(W_Q), f(W_K), f(W_V)",
+                None,
+            ),
             "returns None": ("def project_qkv(X, W_Q, W_K, W_V):\n    Q, K, V = X @ W_Q, X @ W_K, X @ W_V", None),
-            "returns (V, K, Q)": ("def project_qkv(X, W_Q, W_K, W_V):\n    return X @ W_V, X @ W_K, X @ W_Q",
-                                  "order (Q, K, V)"),
+            "returns (V, K, Q)": (
+                "def project_qkv(X, W_Q, W_K, W_V):\n    return X @ W_V, X @ W_K, X @ W_Q",
+                "order (Q, K, V)",
+            ),
         },
         "right": {
             "einsum": "def project_qkv(X, W_Q, W_K, W_V):\n"
-                      "    f = lambda W: np.einsum('...td,dk->...tk', X, W)\n    return f(W_Q), f(W_K), f(W_V)",
+            "    f = lambda W: np.einsum('...td,dk->...tk', X, W)\n    return f(W_Q), f(W_K), f(W_V)",
             "torch inside": "def project_qkv(X, W_Q, W_K, W_V):\n    t = torch.as_tensor\n"
-                            "    return tuple((t(X) @ t(W)).numpy() for W in (W_Q, W_K, W_V))",
+            "    return tuple((t(X) @ t(W)).numpy() for W in (W_Q, W_K, W_V))",
             "float32 inside": "def project_qkv(X, W_Q, W_K, W_V):\n    f = lambda a: np.asarray(a, np.float32)\n"
-                              "    return tuple((f(X) @ f(W)).astype(np.float64) for W in (W_Q, W_K, W_V))",
+            "    return tuple((f(X) @ f(W)).astype(np.float64) for W in (W_Q, W_K, W_V))",
             "np.matmul": "def project_qkv(X, W_Q, W_K, W_V):\n    return np.matmul(X, W_Q), np.matmul(X, W_K), np.matmul(X, W_V)",
         },
     },
     "self-attention": {
         "wrong": {
             "no scaling": (_SA + "    w = softmax(Q @ np.swapaxes(K, -1, -2))\n    return w @ V, w", "not scaled"),
-            "divides by d_k": (_SA + "    w = softmax(Q @ np.swapaxes(K, -1, -2) / Q.shape[-1])\n    return w @ V, w",
-                               "divided by d_k instead"),
-            "divides by sqrt(d_model)": (_SA + "    w = softmax(Q @ np.swapaxes(K, -1, -2) / np.sqrt(X.shape[-1]))\n"
-                                         "    return w @ V, w", "sqrt(d_model)"),
-            "softmax over the queries": (_SA + "    w = softmax(Q @ np.swapaxes(K, -1, -2) / np.sqrt(Q.shape[-1]), axis=-2)\n"
-                                         "    return w @ V, w", "softmax runs over the queries"),
-            "weights returned transposed": (_SA + "    w = softmax(Q @ np.swapaxes(K, -1, -2) / np.sqrt(Q.shape[-1]))\n"
-                                            "    return w @ V, np.swapaxes(w, -1, -2)", "weights are transposed"),
-            "K Q^T instead of Q K^T": (_SA + "    w = softmax(K @ np.swapaxes(Q, -1, -2) / np.sqrt(Q.shape[-1]))\n"
-                                       "    return w @ V, w", "K Q^T"),
-            "naive softmax overflows": (_SA + "    e = np.exp(Q @ np.swapaxes(K, -1, -2) / np.sqrt(Q.shape[-1]))\n"
-                                        "    w = e / e.sum(axis=-1, keepdims=True)\n    return w @ V, w", "large scores"),
-            "the notebook's global d_k": (_SA + "    w = softmax(Q @ np.swapaxes(K, -1, -2) / np.sqrt(d_k))\n"
-                                          "    return w @ V, w", "notebook's variable d_k"),
-            "returns (weights, output)": (_SA + "    w = softmax(Q @ np.swapaxes(K, -1, -2) / np.sqrt(Q.shape[-1]))\n"
-                                          "    return w, w @ V", "wrong way round"),
+            "divides by d_k": (
+                _SA + "    w = softmax(Q @ np.swapaxes(K, -1, -2) / Q.shape[-1])\n    return w @ V, w",
+                "divided by d_k instead",
+            ),
+            "divides by sqrt(d_model)": (
+                _SA + "    w = softmax(Q @ np.swapaxes(K, -1, -2) / np.sqrt(X.shape[-1]))\n    return w @ V, w",
+                "sqrt(d_model)",
+            ),
+            "softmax over the queries": (
+                _SA + "    w = softmax(Q @ np.swapaxes(K, -1, -2) / np.sqrt(Q.shape[-1]), axis=-2)\n"
+                "    return w @ V, w",
+                "softmax runs over the queries",
+            ),
+            "weights returned transposed": (
+                _SA + "    w = softmax(Q @ np.swapaxes(K, -1, -2) / np.sqrt(Q.shape[-1]))\n"
+                "    return w @ V, np.swapaxes(w, -1, -2)",
+                "weights are transposed",
+            ),
+            "K Q^T instead of Q K^T": (
+                _SA + "    w = softmax(K @ np.swapaxes(Q, -1, -2) / np.sqrt(Q.shape[-1]))\n    return w @ V, w",
+                "K Q^T",
+            ),
+            "naive softmax overflows": (
+                _SA + "    e = np.exp(Q @ np.swapaxes(K, -1, -2) / np.sqrt(Q.shape[-1]))\n"
+                "    w = e / e.sum(axis=-1, keepdims=True)\n    return w @ V, w",
+                "large scores",
+            ),
+            "the notebook's global d_k": (
+                _SA + "    w = softmax(Q @ np.swapaxes(K, -1, -2) / np.sqrt(d_k))\n    return w @ V, w",
+                "notebook's variable d_k",
+            ),
+            "returns (weights, output)": (
+                _SA + "    w = softmax(Q @ np.swapaxes(K, -1, -2) / np.sqrt(Q.shape[-1]))\n    return w, w @ V",
+                "wrong way round",
+            ),
             "averages the keys instead of the values": (
                 _SA + "    w = softmax(Q @ np.swapaxes(K, -1, -2) / np.sqrt(Q.shape[-1]))\n    return w @ K, w",
-                "not times K"),
-            "output uses weights.T": (_SA + "    w = softmax(Q @ np.swapaxes(K, -1, -2) / np.sqrt(Q.shape[-1]))\n"
-                                      "    return np.swapaxes(w, -1, -2) @ V, w", "output on the worked example"),
+                "not times K",
+            ),
+            "output uses weights.T": (
+                _SA + "    w = softmax(Q @ np.swapaxes(K, -1, -2) / np.sqrt(Q.shape[-1]))\n"
+                "    return np.swapaxes(w, -1, -2) @ V, w",
+                "output on the worked example",
+            ),
         },
         "right": {
-            "einsum + own stable softmax": _SA + "    s = np.einsum('...qd,...kd->...qk', Q, K) / np.sqrt(K.shape[-1])\n"
-                                           "    e = np.exp(s - s.max(axis=-1, keepdims=True))\n"
-                                           "    w = e / e.sum(axis=-1, keepdims=True)\n"
-                                           "    return np.einsum('...qk,...kv->...qv', w, V), w",
+            "einsum + own stable softmax": _SA
+            + "    s = np.einsum('...qd,...kd->...qk', Q, K) / np.sqrt(K.shape[-1])\n"
+            "    e = np.exp(s - s.max(axis=-1, keepdims=True))\n"
+            "    w = e / e.sum(axis=-1, keepdims=True)\n"
+            "    return np.einsum('...qk,...kv->...qv', w, V), w",
             "torch inside": _SA + "    Q, K, V = map(torch.as_tensor, (Q, K, V))\n"
-                             "    w = torch.softmax(Q @ K.transpose(-1, -2) / Q.shape[-1] ** 0.5, dim=-1)\n"
-                             "    return (w @ V).numpy(), w.numpy()",
+            "    w = torch.softmax(Q @ K.transpose(-1, -2) / Q.shape[-1] ** 0.5, dim=-1)\n"
+            "    return (w @ V).numpy(), w.numpy()",
             "float32 inside": _SA + "    Q, K, V = (np.asarray(a, np.float32) for a in (Q, K, V))\n"
-                               "    w = softmax(Q @ np.swapaxes(K, -1, -2) / np.float32(np.sqrt(Q.shape[-1])))\n"
-                               "    return (w @ V).astype(np.float64), w.astype(np.float64)",
+            "    w = softmax(Q @ np.swapaxes(K, -1, -2) / np.float32(np.sqrt(Q.shape[-1])))\n"
+            "    return (w @ V).astype(np.float64), w.astype(np.float64)",
             "scale the queries first": _SA + "    w = softmax((Q / np.sqrt(Q.shape[-1])) @ np.swapaxes(K, -1, -2))\n"
-                                        "    return w @ V, w",
+            "    return w @ V, w",
             # one mistake costs points once: a broken project_qkv from exercise 5.1 does not cost points here
             # (the checks call self_attention with a reference project_qkv). Leaves the broken project_qkv
             # in the kernel, so it stays the last variant of this exercise.
-            "correct, next to a broken project_qkv from 5.1":
-                "def project_qkv(X, W_Q, W_K, W_V):\n    return X @ W_K, X @ W_Q, X @ W_Q\n"
-                + _SA + "    w = softmax(Q @ np.swapaxes(K, -1, -2) / np.sqrt(Q.shape[-1]))\n    return w @ V, w",
+            "correct, next to a broken project_qkv from 5.1": "def project_qkv(X, W_Q, W_K, W_V):\n    return X @ W_K, X @ W_Q, X @ W_Q\n"
+            + _SA
+            + "    w = softmax(Q @ np.swapaxes(K, -1, -2) / np.sqrt(Q.shape[-1]))\n    return w @ V, w",
         },
     },
     "self-attention-module": {
         "wrong": {
-            "no scaling": (_module("        w = torch.softmax(q @ k.transpose(-2, -1), dim=-1)\n        return w @ v, w\n"),
-                           "not scaled"),
-            "divides by d_k": (_module("        w = torch.softmax(q @ k.transpose(-2, -1) / self.d_k, dim=-1)\n"
-                                       "        return w @ v, w\n"), "divided by d_k instead"),
-            "divides by sqrt(d_model)": (_module("        w = torch.softmax(q @ k.transpose(-2, -1) / x.shape[-1] ** 0.5, dim=-1)\n"
-                                                 "        return w @ v, w\n"), "sqrt(d_model)"),
-            "softmax over dim -2": (_module("        w = torch.softmax(q @ k.transpose(-2, -1) / self.d_k ** 0.5, dim=-2)\n"
-                                            "        return w @ v, w\n"), "softmax runs over"),
-            "projections with bias": (_module("        w = torch.softmax(q @ k.transpose(-2, -1) / self.d_k ** 0.5, dim=-1)\n"
-                                              "        return w @ v, w\n", init=_MOD_INIT.replace("bias=False", "bias=True")),
-                                      "must have no bias"),
-            "scores detached": (_module("        s = (q @ k.transpose(-2, -1)).detach() / self.d_k ** 0.5\n"
-                                        "        w = torch.softmax(s, dim=-1)\n        return w @ v, w\n"), "no gradient reaches"),
-            "values not projected": (_module("        w = torch.softmax(q @ k.transpose(-2, -1) / self.d_k ** 0.5, dim=-1)\n"
-                                             "        return w @ x, w\n"), "shape"),
-            "d_v=None not handled": (_module("        w = torch.softmax(q @ k.transpose(-2, -1) / self.d_k ** 0.5, dim=-1)\n"
-                                             "        return w @ v, w\n",
-                                             init=_MOD_INIT.replace("        d_v = d_k if d_v is None else d_v\n", "")),
-                                     "d_v=None (the default) must mean d_v = d_k"),
-            "d_v defaults to d_model": (_module("        w = torch.softmax(q @ k.transpose(-2, -1) / self.d_k ** 0.5, dim=-1)\n"
-                                                "        return w @ v, w\n",
-                                                init=_MOD_INIT.replace("d_v = d_k if d_v is None", "d_v = d_model if d_v is None")),
-                                        "d_v = d_k"),
-            "the notebook's global d_k": (_module("        w = torch.softmax(q @ k.transpose(-2, -1) / d_k ** 0.5, dim=-1)\n"
-                                                  "        return w @ v, w\n"), "notebook's variable d_k"),
-            "returns (weights, output)": (_module("        w = torch.softmax(q @ k.transpose(-2, -1) / self.d_k ** 0.5, dim=-1)\n"
-                                                  "        return w, w @ v\n"), "wrong way round"),
-            "batched input only (transpose(1, 2))": (_module(
-                "        w = torch.softmax(q @ k.transpose(1, 2) / self.d_k ** 0.5, dim=-1)\n        return w @ v, w\n"), None),
+            "no scaling": (
+                _module("        w = torch.softmax(q @ k.transpose(-2, -1), dim=-1)\n        return w @ v, w\n"),
+                "not scaled",
+            ),
+            "divides by d_k": (
+                _module(
+                    "        w = torch.softmax(q @ k.transpose(-2, -1) / self.d_k, dim=-1)\n        return w @ v, w\n"
+                ),
+                "divided by d_k instead",
+            ),
+            "divides by sqrt(d_model)": (
+                _module(
+                    "        w = torch.softmax(q @ k.transpose(-2, -1) / x.shape[-1] ** 0.5, dim=-1)\n"
+                    "        return w @ v, w\n"
+                ),
+                "sqrt(d_model)",
+            ),
+            "softmax over dim -2": (
+                _module(
+                    "        w = torch.softmax(q @ k.transpose(-2, -1) / self.d_k ** 0.5, dim=-2)\n"
+                    "        return w @ v, w\n"
+                ),
+                "softmax runs over",
+            ),
+            "projections with bias": (
+                _module(
+                    "        w = torch.softmax(q @ k.transpose(-2, -1) / self.d_k ** 0.5, dim=-1)\n"
+                    "        return w @ v, w\n",
+                    init=_MOD_INIT.replace("bias=False", "bias=True"),
+                ),
+                "must have no bias",
+            ),
+            "scores detached": (
+                _module(
+                    "        s = (q @ k.transpose(-2, -1)).detach() / self.d_k ** 0.5\n"
+                    "        w = torch.softmax(s, dim=-1)\n        return w @ v, w\n"
+                ),
+                "no gradient reaches",
+            ),
+            "values not projected": (
+                _module(
+                    "        w = torch.softmax(q @ k.transpose(-2, -1) / self.d_k ** 0.5, dim=-1)\n"
+                    "        return w @ x, w\n"
+                ),
+                "shape",
+            ),
+            "d_v=None not handled": (
+                _module(
+                    "        w = torch.softmax(q @ k.transpose(-2, -1) / self.d_k ** 0.5, dim=-1)\n"
+                    "        return w @ v, w\n",
+                    init=_MOD_INIT.replace("        d_v = d_k if d_v is None else d_v\n", ""),
+                ),
+                "d_v=None (the default) must mean d_v = d_k",
+            ),
+            "d_v defaults to d_model": (
+                _module(
+                    "        w = torch.softmax(q @ k.transpose(-2, -1) / self.d_k ** 0.5, dim=-1)\n"
+                    "        return w @ v, w\n",
+                    init=_MOD_INIT.replace("d_v = d_k if d_v is None", "d_v = d_model if d_v is None"),
+                ),
+                "d_v = d_k",
+            ),
+            "the notebook's global d_k": (
+                _module(
+                    "        w = torch.softmax(q @ k.transpose(-2, -1) / d_k ** 0.5, dim=-1)\n        return w @ v, w\n"
+                ),
+                "notebook's variable d_k",
+            ),
+            "returns (weights, output)": (
+                _module(
+                    "        w = torch.softmax(q @ k.transpose(-2, -1) / self.d_k ** 0.5, dim=-1)\n"
+                    "        return w, w @ v\n"
+                ),
+                "wrong way round",
+            ),
+            "batched input only (transpose(1, 2))": (
+                _module(
+                    "        w = torch.softmax(q @ k.transpose(1, 2) / self.d_k ** 0.5, dim=-1)\n        return w @ v, w\n"
+                ),
+                None,
+            ),
         },
         "right": {
-            "einsum": _module("        s = torch.einsum('...qd,...kd->...qk', q, k) / math.sqrt(k.shape[-1])\n"
-                              "        w = s.softmax(dim=-1)\n        return torch.einsum('...qk,...kv->...qv', w, v), w\n"
-                              ).replace("class SelfAttention", "import math\nclass SelfAttention"),
-            "torch's scaled_dot_product_attention for the output":
-                _module("        w = torch.softmax(q @ k.transpose(-2, -1) / self.d_k ** 0.5, dim=-1)\n"
-                        "        return torch.nn.functional.scaled_dot_product_attention(q, k, v), w\n"),
+            "einsum": _module(
+                "        s = torch.einsum('...qd,...kd->...qk', q, k) / math.sqrt(k.shape[-1])\n"
+                "        w = s.softmax(dim=-1)\n        return torch.einsum('...qk,...kv->...qv', w, v), w\n"
+            ).replace("class SelfAttention", "import math\nclass SelfAttention"),
+            "torch's scaled_dot_product_attention for the output": _module(
+                "        w = torch.softmax(q @ k.transpose(-2, -1) / self.d_k ** 0.5, dim=-1)\n"
+                "        return torch.nn.functional.scaled_dot_product_attention(q, k, v), w\n"
+            ),
             "d_v or d_k, and F.softmax": _module(
                 "        w = torch.nn.functional.softmax(q @ k.mT / self.d_k ** 0.5, dim=-1)\n        return w @ v, w\n",
-                init=_MOD_INIT.replace("d_v = d_k if d_v is None else d_v", "d_v = d_v or d_k")),
+                init=_MOD_INIT.replace("d_v = d_k if d_v is None else d_v", "d_v = d_v or d_k"),
+            ),
             "scale stored as a buffer": _module(
                 "        w = torch.softmax(q @ k.transpose(-2, -1) * self.scale, dim=-1)\n        return w @ v, w\n",
-                init=_MOD_INIT + "        self.register_buffer('scale', torch.tensor(d_k ** -0.5))\n"),
+                init=_MOD_INIT + "        self.register_buffer('scale', torch.tensor(d_k ** -0.5))\n",
+            ),
         },
     },
     "quiz-wq-params": quiz("q1_answer", right=[32768, 32768.0], wrong=[512, 64, 98304]),

@@ -1,22 +1,27 @@
 """Known wrong implementations (must lose points, with the message that names the mistake)
 and correct variants (must keep full marks) for lesson 10."""
+
 from catalog_tools import quiz
 
 # --- exercise 10.1: causal_mask ----------------------------------------------------------------
 _MASK = "def causal_mask(T_q, T_k=None):\n    T_k = T_q if T_k is None else T_k\n"
 
 # --- exercise 10.2: MultiHeadAttention(x_q, x_kv, mask) -----------------------------------------
-_INIT = ("class MultiHeadAttention(nn.Module):\n"
-         "    def __init__(self, d_model, num_heads, bias=True):\n"
-         "        super().__init__()\n"
-         "        self.num_heads, self.d_k = num_heads, d_model // num_heads\n"
-         "        self.W_q = nn.Linear(d_model, d_model, bias=bias)\n"
-         "        self.W_k = nn.Linear(d_model, d_model, bias=bias)\n"
-         "        self.W_v = nn.Linear(d_model, d_model, bias=bias)\n"
-         "        self.W_o = nn.Linear(d_model, d_model, bias=bias)\n")
-_HEAD = ("    def forward(self, x_q, x_kv=None, mask=None):\n"
-         "        x_kv = x_q if x_kv is None else x_kv\n"
-         "        B, T_q, d = x_q.shape\n        T_k = x_kv.shape[1]\n        h, dk = self.num_heads, self.d_k\n")
+_INIT = (
+    "class MultiHeadAttention(nn.Module):\n"
+    "    def __init__(self, d_model, num_heads, bias=True):\n"
+    "        super().__init__()\n"
+    "        self.num_heads, self.d_k = num_heads, d_model // num_heads\n"
+    "        self.W_q = nn.Linear(d_model, d_model, bias=bias)\n"
+    "        self.W_k = nn.Linear(d_model, d_model, bias=bias)\n"
+    "        self.W_v = nn.Linear(d_model, d_model, bias=bias)\n"
+    "        self.W_o = nn.Linear(d_model, d_model, bias=bias)\n"
+)
+_HEAD = (
+    "    def forward(self, x_q, x_kv=None, mask=None):\n"
+    "        x_kv = x_q if x_kv is None else x_kv\n"
+    "        B, T_q, d = x_q.shape\n        T_k = x_kv.shape[1]\n        h, dk = self.num_heads, self.d_k\n"
+)
 _Q = "        q = self.W_q(x_q).view(B, T_q, h, dk).transpose(1, 2)\n"
 _K = "        k = self.W_k(x_kv).view(B, T_k, h, dk).transpose(1, 2)\n"
 _V = "        v = self.W_v(x_kv).view(B, T_k, h, dk).transpose(1, 2)\n"
@@ -31,16 +36,21 @@ def _mha(q=_Q, k=_K, v=_V, s=_S, m=_M, w=_W, o=_O, head=_HEAD, init=_INIT):
 
 
 # --- exercise 10.3: next_token_probs and sample_next -------------------------------------------
-_TOPK = ("    if top_k is not None and top_k < logits.shape[-1]:\n"
-         "        kth = torch.topk(logits, top_k, dim=-1).values[..., -1:]\n"
-         "        logits = logits.masked_fill(logits < kth, float('-inf'))\n")
-_GREEDY = ("    if temperature == 0:\n"
-           "        return F.one_hot(logits.argmax(dim=-1), logits.shape[-1]).to(logits.dtype)\n")
+_TOPK = (
+    "    if top_k is not None and top_k < logits.shape[-1]:\n"
+    "        kth = torch.topk(logits, top_k, dim=-1).values[..., -1:]\n"
+    "        logits = logits.masked_fill(logits < kth, float('-inf'))\n"
+)
+_GREEDY = (
+    "    if temperature == 0:\n        return F.one_hot(logits.argmax(dim=-1), logits.shape[-1]).to(logits.dtype)\n"
+)
 _SOFT = "    return torch.softmax(logits / temperature, dim=-1)\n"
-_SAMPLE = ("def sample_next(logits, temperature=1.0, top_k=None, generator=None):\n"
-           "    if temperature == 0:\n        return logits.argmax(dim=-1)\n"
-           "    probs = next_token_probs(logits, temperature, top_k)\n"
-           "    return torch.multinomial(probs, 1, generator=generator).squeeze(-1)\n")
+_SAMPLE = (
+    "def sample_next(logits, temperature=1.0, top_k=None, generator=None):\n"
+    "    if temperature == 0:\n        return logits.argmax(dim=-1)\n"
+    "    probs = next_token_probs(logits, temperature, top_k)\n"
+    "    return torch.multinomial(probs, 1, generator=generator).squeeze(-1)\n"
+)
 
 
 def _probs(topk=_TOPK, greedy=_GREEDY, soft=_SOFT, sample=_SAMPLE):
@@ -48,17 +58,20 @@ def _probs(topk=_TOPK, greedy=_GREEDY, soft=_SOFT, sample=_SAMPLE):
 
 
 # --- exercise 10.4: attend_with_cache ------------------------------------------------------------
-_C_HEAD = ("def attend_with_cache(mha, x_new, cache, mask=None):\n"
-           "    B, T, d = x_new.shape\n"
-           "    split = lambda t: t.view(B, T, mha.num_heads, mha.d_k).transpose(1, 2)\n"
-           "    q, k, v = split(mha.W_q(x_new)), split(mha.W_k(x_new)), split(mha.W_v(x_new))\n")
-_C_APPEND = ("    if 'k' in cache:\n"
-             "        k = torch.cat([cache['k'], k], dim=2)\n        v = torch.cat([cache['v'], v], dim=2)\n"
-             "    cache['k'], cache['v'] = k, v\n")
+_C_HEAD = (
+    "def attend_with_cache(mha, x_new, cache, mask=None):\n"
+    "    B, T, d = x_new.shape\n"
+    "    split = lambda t: t.view(B, T, mha.num_heads, mha.d_k).transpose(1, 2)\n"
+    "    q, k, v = split(mha.W_q(x_new)), split(mha.W_k(x_new)), split(mha.W_v(x_new))\n"
+)
+_C_APPEND = (
+    "    if 'k' in cache:\n"
+    "        k = torch.cat([cache['k'], k], dim=2)\n        v = torch.cat([cache['v'], v], dim=2)\n"
+    "    cache['k'], cache['v'] = k, v\n"
+)
 _C_SCORES = "    s = q @ k.transpose(-2, -1) / mha.d_k ** 0.5\n"
 _C_MASK = "    if mask is not None:\n        s = s.masked_fill(~mask, float('-inf'))\n"
-_C_OUT = ("    w = torch.softmax(s, dim=-1)\n"
-          "    return mha.W_o((w @ v).transpose(1, 2).reshape(B, T, d)), w\n")
+_C_OUT = "    w = torch.softmax(s, dim=-1)\n    return mha.W_o((w @ v).transpose(1, 2).reshape(B, T, d)), w\n"
 
 
 def _cache(append=_C_APPEND, scores=_C_SCORES, mask=_C_MASK, out=_C_OUT, head=_C_HEAD):
@@ -68,160 +81,300 @@ def _cache(append=_C_APPEND, scores=_C_SCORES, mask=_C_MASK, out=_C_OUT, head=_C
 EXERCISES = {
     "causal-mask": {
         "wrong": {
-            "diagonal excluded": (_MASK + "    return torch.ones(T_q, T_k, dtype=torch.bool).tril(T_k - T_q - 1)",
-                                  "the diagonal is blocked"),
-            "future included (one step ahead)": (_MASK + "    return torch.ones(T_q, T_k, dtype=torch.bool).tril(T_k - T_q + 1)",
-                                                 "also sees the next token"),
-            "aligned top-left": (_MASK + "    return torch.ones(T_q, T_k, dtype=torch.bool).tril()",
-                                 "bottom-right corner"),
-            "inverted (True = blocked)": (_MASK + "    return ~torch.ones(T_q, T_k, dtype=torch.bool).tril(T_k - T_q)",
-                                          "the mask is inverted"),
+            "diagonal excluded": (
+                _MASK + "    return torch.ones(T_q, T_k, dtype=torch.bool).tril(T_k - T_q - 1)",
+                "the diagonal is blocked",
+            ),
+            "future included (one step ahead)": (
+                _MASK + "    return torch.ones(T_q, T_k, dtype=torch.bool).tril(T_k - T_q + 1)",
+                "also sees the next token",
+            ),
+            "aligned top-left": (
+                _MASK + "    return torch.ones(T_q, T_k, dtype=torch.bool).tril()",
+                "bottom-right corner",
+            ),
+            "inverted (True = blocked)": (
+                _MASK + "    return ~torch.ones(T_q, T_k, dtype=torch.bool).tril(T_k - T_q)",
+                "the mask is inverted",
+            ),
             "float mask": (_MASK + "    return torch.ones(T_q, T_k).tril(T_k - T_q)", "torch.bool"),
             "numpy array": (_MASK + "    return np.tril(np.ones((T_q, T_k), dtype=bool), T_k - T_q)", "torch.bool"),
-            "square only (ignores T_k)": ("def causal_mask(T_q, T_k=None):\n"
-                                          "    return torch.ones(T_q, T_q, dtype=torch.bool).tril()", "shape"),
+            "square only (ignores T_k)": (
+                "def causal_mask(T_q, T_k=None):\n    return torch.ones(T_q, T_q, dtype=torch.bool).tril()",
+                "shape",
+            ),
         },
         "right": {
-            "compare positions": _MASK + "    return torch.arange(T_k)[None, :] <= torch.arange(T_q)[:, None] + (T_k - T_q)",
+            "compare positions": _MASK
+            + "    return torch.arange(T_k)[None, :] <= torch.arange(T_q)[:, None] + (T_k - T_q)",
             "from numpy": _MASK + "    return torch.from_numpy(np.tril(np.ones((T_q, T_k), dtype=bool), k=T_k - T_q))",
-            "loops": _MASK + ("    m = torch.zeros(T_q, T_k, dtype=torch.bool)\n"
-                              "    for i in range(T_q):\n        for j in range(T_k):\n"
-                              "            m[i, j] = j <= T_k - T_q + i\n    return m"),
+            "loops": _MASK
+            + (
+                "    m = torch.zeros(T_q, T_k, dtype=torch.bool)\n"
+                "    for i in range(T_q):\n        for j in range(T_k):\n"
+                "            m[i, j] = j <= T_k - T_q + i\n    return m"
+            ),
             "triu inverted": _MASK + "    return ~torch.ones(T_q, T_k, dtype=torch.bool).triu(T_k - T_q + 1)",
         },
     },
     "mha-cross": {
         "wrong": {
-            "keys and values from x_q": (_mha(k=_K.replace("x_kv", "x_q").replace("T_k", "T_q"),
-                                              v=_V.replace("x_kv", "x_q").replace("T_k", "T_q")),
-                                         "come from x_q"),
+            "keys and values from x_q": (
+                _mha(
+                    k=_K.replace("x_kv", "x_q").replace("T_k", "T_q"), v=_V.replace("x_kv", "x_q").replace("T_k", "T_q")
+                ),
+                "come from x_q",
+            ),
             "values from x_q": (_mha(v=_V.replace("self.W_v(x_kv)", "self.W_v(x_q)")), "wrong input"),
             "queries from x_kv": (_mha(q=_Q.replace("self.W_q(x_q)", "self.W_q(x_kv)")), "wrong input"),
-            "mask inverted": (_mha(m="        if mask is not None:\n            s = s.masked_fill(mask, float('-inf'))\n"),
-                              "mask is inverted"),
+            "mask inverted": (
+                _mha(m="        if mask is not None:\n            s = s.masked_fill(mask, float('-inf'))\n"),
+                "mask is inverted",
+            ),
             "scaled by sqrt(d_model)": (_mha(s="        s = q @ k.transpose(-2, -1) / d ** 0.5\n"), "sqrt(d_model)"),
             "no W_o": (_mha(o="        return (w @ v).transpose(1, 2).reshape(B, T_q, d), w\n"), "W_o is not applied"),
-            "lesson-6 signature (no x_kv)": (_mha(head=_HEAD.replace("def forward(self, x_q, x_kv=None, mask=None)",
-                                                                     "def forward(self, x_q, mask=None, x_kv=None)")),
-                                             None),
-            "detached output": (_mha(o="        return self.W_o((w @ v).transpose(1, 2).reshape(B, T_q, d).detach()), w\n"),
-                                "no gradient reaches"),
+            "lesson-6 signature (no x_kv)": (
+                _mha(
+                    head=_HEAD.replace(
+                        "def forward(self, x_q, x_kv=None, mask=None)", "def forward(self, x_q, mask=None, x_kv=None)"
+                    )
+                ),
+                None,
+            ),
+            "detached output": (
+                _mha(o="        return self.W_o((w @ v).transpose(1, 2).reshape(B, T_q, d).detach()), w\n"),
+                "no gradient reaches",
+            ),
         },
         "right": {
-            "loop over heads": _mha(q="", k="", v="", s="", m="", w="", o=(
-                "        Q, K, V = self.W_q(x_q), self.W_k(x_kv), self.W_v(x_kv)\n        outs, ws = [], []\n"
-                "        for i in range(h):\n            c = slice(i * dk, (i + 1) * dk)\n"
-                "            s = Q[..., c] @ K[..., c].transpose(-2, -1) / dk ** 0.5\n"
-                "            if mask is not None:\n                s = s.masked_fill(~mask, float('-inf'))\n"
-                "            a = torch.softmax(s, dim=-1)\n            outs.append(a @ V[..., c])\n            ws.append(a)\n"
-                "        return self.W_o(torch.cat(outs, dim=-1)), torch.stack(ws, dim=1)\n")),
-            "einsum": _mha(s="        s = torch.einsum('bhqd,bhkd->bhqk', q, k) / math.sqrt(dk)\n",
-                           o="        return self.W_o(torch.einsum('bhqk,bhkd->bqhd', w, v).reshape(B, T_q, d)), w\n"),
-            "torch's sdpa for the output": _mha(o=(
-                "        o = F.scaled_dot_product_attention(q, k, v, attn_mask=mask)\n"
-                "        return self.W_o(o.transpose(1, 2).reshape(B, T_q, d)), w\n")),
-            "where instead of masked_fill": _mha(m="        if mask is not None:\n"
-                                                   "            s = torch.where(mask, s, torch.tensor(float('-inf'), dtype=s.dtype))\n"),
+            "loop over heads": _mha(
+                q="",
+                k="",
+                v="",
+                s="",
+                m="",
+                w="",
+                o=(
+                    "        Q, K, V = self.W_q(x_q), self.W_k(x_kv), self.W_v(x_kv)\n        outs, ws = [], []\n"
+                    "        for i in range(h):\n            c = slice(i * dk, (i + 1) * dk)\n"
+                    "            s = Q[..., c] @ K[..., c].transpose(-2, -1) / dk ** 0.5\n"
+                    "            if mask is not None:\n                s = s.masked_fill(~mask, float('-inf'))\n"
+                    "            a = torch.softmax(s, dim=-1)\n            outs.append(a @ V[..., c])\n            ws.append(a)\n"
+                    "        return self.W_o(torch.cat(outs, dim=-1)), torch.stack(ws, dim=1)\n"
+                ),
+            ),
+            "einsum": _mha(
+                s="        s = torch.einsum('bhqd,bhkd->bhqk', q, k) / math.sqrt(dk)\n",
+                o="        return self.W_o(torch.einsum('bhqk,bhkd->bqhd', w, v).reshape(B, T_q, d)), w\n",
+            ),
+            "torch's sdpa for the output": _mha(
+                o=(
+                    "        o = F.scaled_dot_product_attention(q, k, v, attn_mask=mask)\n"
+                    "        return self.W_o(o.transpose(1, 2).reshape(B, T_q, d)), w\n"
+                )
+            ),
+            "where instead of masked_fill": _mha(
+                m="        if mask is not None:\n"
+                "            s = torch.where(mask, s, torch.tensor(float('-inf'), dtype=s.dtype))\n"
+            ),
         },
     },
     "sampling": {
         "wrong": {
-            "temperature after the softmax": (_probs(soft="    return torch.softmax(logits, dim=-1) / temperature\n"),
-                                              "after the softmax"),
-            "temperature after the softmax, renormalised": (_probs(soft=(
-                "    p = torch.softmax(logits, dim=-1) / temperature\n    return p / p.sum(-1, keepdim=True)\n")),
-                "no effect"),
-            "temperature multiplies the logits": (_probs(soft="    return torch.softmax(logits * temperature, dim=-1)\n"),
-                                                  "multiplied by the temperature"),
-            "top-k keeps k + 1": (_probs(topk=_TOPK.replace("torch.topk(logits, top_k, dim=-1)",
-                                                             "torch.topk(logits, top_k + 1, dim=-1)")), "keeps k + 1"),
-            "top-k zeroes after the softmax without renormalising": (_probs(topk="", soft=(
-                "    p = torch.softmax(logits / temperature, dim=-1)\n"
-                "    if top_k is not None and top_k < logits.shape[-1]:\n"
-                "        kth = torch.topk(logits, top_k, dim=-1).values[..., -1:]\n"
-                "        p = p.masked_fill(logits < kth, 0.0)\n    return p\n")), "without renormalising"),
-            "top-k keeps the smallest": (_probs(topk=_TOPK.replace("torch.topk(logits, top_k, dim=-1).values[..., -1:]",
-                                                                   "torch.topk(logits, top_k, dim=-1, largest=False).values[..., -1:]")
-                                                .replace("logits < kth", "logits > kth")), "keeps the smallest"),
-            "sampling ignores the generator": (_probs(sample=_SAMPLE.replace("generator=generator", "")),
-                                               "seeded alike"),
-            "greedy samples instead of taking the arg max": (_probs(greedy="", sample=_SAMPLE.replace(
-                "    if temperature == 0:\n        return logits.argmax(dim=-1)\n", "").replace(
-                "probs = next_token_probs(logits, temperature, top_k)",
-                "probs = next_token_probs(logits, max(temperature, 1.0), top_k)")), None),
+            "temperature after the softmax": (
+                _probs(soft="    return torch.softmax(logits, dim=-1) / temperature\n"),
+                "after the softmax",
+            ),
+            "temperature after the softmax, renormalised": (
+                _probs(
+                    soft=(
+                        "    p = torch.softmax(logits, dim=-1) / temperature\n    return p / p.sum(-1, keepdim=True)\n"
+                    )
+                ),
+                "no effect",
+            ),
+            "temperature multiplies the logits": (
+                _probs(soft="    return torch.softmax(logits * temperature, dim=-1)\n"),
+                "multiplied by the temperature",
+            ),
+            "top-k keeps k + 1": (
+                _probs(
+                    topk=_TOPK.replace("torch.topk(logits, top_k, dim=-1)", "torch.topk(logits, top_k + 1, dim=-1)")
+                ),
+                "keeps k + 1",
+            ),
+            "top-k zeroes after the softmax without renormalising": (
+                _probs(
+                    topk="",
+                    soft=(
+                        "    p = torch.softmax(logits / temperature, dim=-1)\n"
+                        "    if top_k is not None and top_k < logits.shape[-1]:\n"
+                        "        kth = torch.topk(logits, top_k, dim=-1).values[..., -1:]\n"
+                        "        p = p.masked_fill(logits < kth, 0.0)\n    return p\n"
+                    ),
+                ),
+                "without renormalising",
+            ),
+            "top-k keeps the smallest": (
+                _probs(
+                    topk=_TOPK.replace(
+                        "torch.topk(logits, top_k, dim=-1).values[..., -1:]",
+                        "torch.topk(logits, top_k, dim=-1, largest=False).values[..., -1:]",
+                    ).replace("logits < kth", "logits > kth")
+                ),
+                "keeps the smallest",
+            ),
+            "sampling ignores the generator": (
+                _probs(sample=_SAMPLE.replace("generator=generator", "")),
+                "seeded alike",
+            ),
+            "greedy samples instead of taking the arg max": (
+                _probs(
+                    greedy="",
+                    sample=_SAMPLE.replace(
+                        "    if temperature == 0:\n        return logits.argmax(dim=-1)\n", ""
+                    ).replace(
+                        "probs = next_token_probs(logits, temperature, top_k)",
+                        "probs = next_token_probs(logits, max(temperature, 1.0), top_k)",
+                    ),
+                ),
+                None,
+            ),
         },
         "right": {
-            "sort instead of topk": _probs(topk=(
-                "    if top_k is not None and top_k < logits.shape[-1]:\n"
-                "        kth = logits.sort(dim=-1, descending=True).values[..., top_k - 1:top_k]\n"
-                "        logits = torch.where(logits >= kth, logits, torch.full_like(logits, float('-inf')))\n")),
-            "scatter the top k": _probs(topk=(
-                "    if top_k is not None and top_k < logits.shape[-1]:\n"
-                "        top = torch.topk(logits, top_k, dim=-1)\n"
-                "        logits = torch.full_like(logits, float('-inf')).scatter(-1, top.indices, top.values)\n")),
-            "exp and normalise by hand, greedy via top_k = 1": _probs(greedy=(
-                "    if temperature == 0:\n        return next_token_probs(logits, 1.0, 1)\n"), soft=(
-                "    z = logits / temperature\n    e = torch.exp(z - z.max(dim=-1, keepdim=True).values)\n"
-                "    return e / e.sum(dim=-1, keepdim=True)\n")),
-            "greedy sampling through the one-hot distribution": _probs(sample=(
-                "def sample_next(logits, temperature=1.0, top_k=None, generator=None):\n"
-                "    probs = next_token_probs(logits, temperature, top_k)\n"
-                "    return torch.multinomial(probs, 1, generator=generator)[:, 0]\n")),
+            "sort instead of topk": _probs(
+                topk=(
+                    "    if top_k is not None and top_k < logits.shape[-1]:\n"
+                    "        kth = logits.sort(dim=-1, descending=True).values[..., top_k - 1:top_k]\n"
+                    "        logits = torch.where(logits >= kth, logits, torch.full_like(logits, float('-inf')))\n"
+                )
+            ),
+            "scatter the top k": _probs(
+                topk=(
+                    "    if top_k is not None and top_k < logits.shape[-1]:\n"
+                    "        top = torch.topk(logits, top_k, dim=-1)\n"
+                    "        logits = torch.full_like(logits, float('-inf')).scatter(-1, top.indices, top.values)\n"
+                )
+            ),
+            "exp and normalise by hand, greedy via top_k = 1": _probs(
+                greedy=("    if temperature == 0:\n        return next_token_probs(logits, 1.0, 1)\n"),
+                soft=(
+                    "    z = logits / temperature\n    e = torch.exp(z - z.max(dim=-1, keepdim=True).values)\n"
+                    "    return e / e.sum(dim=-1, keepdim=True)\n"
+                ),
+            ),
+            "greedy sampling through the one-hot distribution": _probs(
+                sample=(
+                    "def sample_next(logits, temperature=1.0, top_k=None, generator=None):\n"
+                    "    probs = next_token_probs(logits, temperature, top_k)\n"
+                    "    return torch.multinomial(probs, 1, generator=generator)[:, 0]\n"
+                )
+            ),
         },
     },
     "kv-cache": {
         "wrong": {
-            "appends keys but not values": (_cache(append=(
-                "    if 'k' in cache:\n        k = torch.cat([cache['k'], k], dim=2)\n"
-                "    cache['k'], cache['v'] = k, v\n")), "append both"),
-            "values appended but never stored back": (_cache(append=(
-                "    if 'k' in cache:\n        k = torch.cat([cache['k'], k], dim=2)\n        v = torch.cat([cache['v'], v], dim=2)\n"
-                "    cache['k'] = k\n    cache.setdefault('v', v)\n")), "append both"),
-            "cache overwritten (keeps only the newest tokens)": (_cache(append="    cache['k'], cache['v'] = k, v\n"),
-                                                                 "must keep the keys and values"),
-            "new token appended after attending": (_cache(append=(
-                "    if 'k' in cache:\n        k_past, v_past = cache['k'], cache['v']\n"
-                "        cache['k'], cache['v'] = torch.cat([k_past, k], dim=2), torch.cat([v_past, v], dim=2)\n"
-                "        k, v = k_past, v_past\n"
-                "    else:\n        cache['k'], cache['v'] = k, v\n")), "does not attend to itself"),
+            "appends keys but not values": (
+                _cache(
+                    append=(
+                        "    if 'k' in cache:\n        k = torch.cat([cache['k'], k], dim=2)\n"
+                        "    cache['k'], cache['v'] = k, v\n"
+                    )
+                ),
+                "append both",
+            ),
+            "values appended but never stored back": (
+                _cache(
+                    append=(
+                        "    if 'k' in cache:\n        k = torch.cat([cache['k'], k], dim=2)\n        v = torch.cat([cache['v'], v], dim=2)\n"
+                        "    cache['k'] = k\n    cache.setdefault('v', v)\n"
+                    )
+                ),
+                "append both",
+            ),
+            "cache overwritten (keeps only the newest tokens)": (
+                _cache(append="    cache['k'], cache['v'] = k, v\n"),
+                "must keep the keys and values",
+            ),
+            "new token appended after attending": (
+                _cache(
+                    append=(
+                        "    if 'k' in cache:\n        k_past, v_past = cache['k'], cache['v']\n"
+                        "        cache['k'], cache['v'] = torch.cat([k_past, k], dim=2), torch.cat([v_past, v], dim=2)\n"
+                        "        k, v = k_past, v_past\n"
+                        "    else:\n        cache['k'], cache['v'] = k, v\n"
+                    )
+                ),
+                "does not attend to itself",
+            ),
             "mask ignored": (_cache(mask=""), "mask is ignored"),
-            "mask inverted": (_cache(mask="    if mask is not None:\n        s = s.masked_fill(mask, float('-inf'))\n"),
-                              None),
-            "keys and values swapped in the cache": (_cache(append=(
-                "    if 'k' in cache:\n"
-                "        k = torch.cat([cache['v'], k], dim=2)\n        v = torch.cat([cache['k'], v], dim=2)\n"
-                "    cache['k'], cache['v'] = v, k\n")), None),
+            "mask inverted": (
+                _cache(mask="    if mask is not None:\n        s = s.masked_fill(mask, float('-inf'))\n"),
+                None,
+            ),
+            "keys and values swapped in the cache": (
+                _cache(
+                    append=(
+                        "    if 'k' in cache:\n"
+                        "        k = torch.cat([cache['v'], k], dim=2)\n        v = torch.cat([cache['k'], v], dim=2)\n"
+                        "    cache['k'], cache['v'] = v, k\n"
+                    )
+                ),
+                None,
+            ),
             "scaled by sqrt(d_model)": (_cache(scores="    s = q @ k.transpose(-2, -1) / d ** 0.5\n"), None),
-            "appended along the wrong axis": (_cache(append=(
-                "    if 'k' in cache:\n"
-                "        k = torch.cat([cache['k'], k], dim=1)\n        v = torch.cat([cache['v'], v], dim=1)\n"
-                "    cache['k'], cache['v'] = k, v\n")), None),
+            "appended along the wrong axis": (
+                _cache(
+                    append=(
+                        "    if 'k' in cache:\n"
+                        "        k = torch.cat([cache['k'], k], dim=1)\n        v = torch.cat([cache['v'], v], dim=1)\n"
+                        "    cache['k'], cache['v'] = k, v\n"
+                    )
+                ),
+                None,
+            ),
         },
         "right": {
-            "einsum": _cache(scores="    s = torch.einsum('bhqd,bhkd->bhqk', q, k) / math.sqrt(mha.d_k)\n",
-                             out=("    w = torch.softmax(s, dim=-1)\n"
-                                  "    return mha.W_o(torch.einsum('bhqk,bhkd->bqhd', w, v).reshape(B, T, d)), w\n")),
-            "store, then read back from the cache": _cache(append=(
-                "    cache['k'] = torch.cat([cache['k'], k], dim=2) if 'k' in cache else k\n"
-                "    cache['v'] = torch.cat([cache['v'], v], dim=2) if 'v' in cache else v\n"
-                "    k, v = cache['k'], cache['v']\n")),
-            "torch's sdpa for the output": _cache(out=(
-                "    w = torch.softmax(s, dim=-1)\n"
-                "    o = F.scaled_dot_product_attention(q, k, v, attn_mask=mask)\n"
-                "    return mha.W_o(o.transpose(1, 2).reshape(B, T, d)), w\n")),
-            "cache kept in (B, T, d_model) form internally, returned split": _cache(append=(
-                "    merge = lambda t: t.transpose(1, 2).reshape(B, -1, d)\n"
-                "    if 'k' in cache:\n"
-                "        k = split2(torch.cat([merge(cache['k']), merge(k)], dim=1))\n"
-                "        v = split2(torch.cat([merge(cache['v']), merge(v)], dim=1))\n"
-                "    cache['k'], cache['v'] = k, v\n"), head=_C_HEAD + (
-                "    split2 = lambda t: t.view(B, t.shape[1], mha.num_heads, mha.d_k).transpose(1, 2)\n")),
+            "einsum": _cache(
+                scores="    s = torch.einsum('bhqd,bhkd->bhqk', q, k) / math.sqrt(mha.d_k)\n",
+                out=(
+                    "    w = torch.softmax(s, dim=-1)\n"
+                    "    return mha.W_o(torch.einsum('bhqk,bhkd->bqhd', w, v).reshape(B, T, d)), w\n"
+                ),
+            ),
+            "store, then read back from the cache": _cache(
+                append=(
+                    "    cache['k'] = torch.cat([cache['k'], k], dim=2) if 'k' in cache else k\n"
+                    "    cache['v'] = torch.cat([cache['v'], v], dim=2) if 'v' in cache else v\n"
+                    "    k, v = cache['k'], cache['v']\n"
+                )
+            ),
+            "torch's sdpa for the output": _cache(
+                out=(
+                    "    w = torch.softmax(s, dim=-1)\n"
+                    "    o = F.scaled_dot_product_attention(q, k, v, attn_mask=mask)\n"
+                    "    return mha.W_o(o.transpose(1, 2).reshape(B, T, d)), w\n"
+                )
+            ),
+            "cache kept in (B, T, d_model) form internally, returned split": _cache(
+                append=(
+                    "    merge = lambda t: t.transpose(1, 2).reshape(B, -1, d)\n"
+                    "    if 'k' in cache:\n"
+                    "        k = split2(torch.cat([merge(cache['k']), merge(k)], dim=1))\n"
+                    "        v = split2(torch.cat([merge(cache['v']), merge(v)], dim=1))\n"
+                    "    cache['k'], cache['v'] = k, v\n"
+                ),
+                head=_C_HEAD
+                + ("    split2 = lambda t: t.view(B, t.shape[1], mha.num_heads, mha.d_k).transpose(1, 2)\n"),
+            ),
         },
     },
     "quiz-chunk-mask-count": quiz("q1_answer", right=[18, 18.0], wrong=[6, 21, 28, 15]),
     "quiz-why-cache-exact": quiz("q2_answer", right=["b", "B"], wrong=["a", "c", "d"]),
     "quiz-cross-attention-source": quiz("q3_answer", right=["c"], wrong=["a", "b", "d"]),
-    "quiz-top-k-probability": quiz("q4_answer", right=[0.8808, 0.881, 0.88079708], wrong=[0.842, 0.844, 0.731, 0.622, 0.574]),
+    "quiz-top-k-probability": quiz(
+        "q4_answer", right=[0.8808, 0.881, 0.88079708], wrong=[0.842, 0.844, 0.731, 0.622, 0.574]
+    ),
     "quiz-cache-numbers": quiz("q5_answer", right=[18432], wrong=[9216, 1536, 27648, 768]),
     "quiz-cached-scores": quiz("q6_answer", right=[101], wrong=[100, 1, 5151, 10201]),
     "quiz-deterministic": quiz("q7_answer", right=["b"], wrong=["a", "c", "d"]),
