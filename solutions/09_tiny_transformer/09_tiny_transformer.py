@@ -1,0 +1,1873 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
+#   kernelspec:
+#     display_name: Python 3 (ipykernel)
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # Lesson 9 — A tiny Transformer, built from your own parts
+#
+# **Attention, from the dot product up** · lesson 9 of 11
+#
+# Eight lessons built the parts: dot products, scaling, softmax and masks, projections, heads,
+# positions, residual connections and layer norm. This lesson puts **your** parts together — your
+# multi-head attention from lesson 6, your positional encoding from lesson 7, your layer norm,
+# feed-forward network and encoder block from lesson 8 — into a Transformer encoder, trains it in a few
+# seconds on a task that needs positions *and* two relations per token, and then takes it apart again to
+# measure what each part contributes.
+#
+# **Learning goals.** By the end you can
+# 1. convert a padding mask between PyTorch's convention (`True` = ignore) and the course's
+#    (`True` = may attend), and batch sequences of different lengths;
+# 2. assemble an encoder from its parts: token embedding + positional encoding write into the
+#    **residual stream**, every block reads from it and adds to it, a final layer norm and a linear head
+#    read the result;
+# 3. write a training step whose loss skips the positions that have no target (`ignore_index`);
+# 4. run an **ablation** over several seeds — remove one ingredient at a time and compare the spreads — and
+#    explain each result with the lesson that built that ingredient;
+# 5. read the per-head attention maps of the trained model.
+#
+# **You need:** all of lessons 1–8. The table says where each part comes from.
+#
+# | part of the model | built in lesson | in this notebook |
+# |---|---|---|
+# | dot-product scores, $\sqrt{d_k}$, softmax, masks | 2, 3, 4 | inside the attention |
+# | $W^Q, W^K, W^V$, heads, $W^O$: `MultiHeadAttention` | 5, 6 | **yours**, loaded from `06_multi_head` |
+# | sinusoidal `positional_encoding` | 7 | **yours**, loaded from `07_positional_encoding` |
+# | `layer_norm`, `feed_forward`, `EncoderBlock` (pre-LN) | 8 | **yours**, loaded from `08_residual_layernorm` |
+#
+# **How your parts get here.** Section 2 reads the answer cells of your notebooks for lessons 6, 7 and 8
+# (they must sit next to this folder, as they do in the course), checks each part against PyTorch's
+# equivalent, and uses yours wherever it matches. If a notebook is missing or an exercise is unfinished,
+# it says so in one line and uses PyTorch's part instead, so this lesson works either way. The graded
+# tests of this lesson never use your earlier notebooks.
+#
+# **How the notebook works.** As before: run the cells from top to bottom; replace
+# `raise NotImplementedError()` in the exercise cells; the cell after each exercise runs visible checks,
+# and hidden checks run when your notebook is graded.
+
+# %%
+import contextlib
+import io
+import math
+import time
+import types
+
+import matplotlib.pyplot as plt
+import numpy as np
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+import attention_course as ac
+from attention_course import checks, plots, reuse, widgets
+
+ac.setup()  # fixed seeds, one thread: the model is tiny, and one thread keeps timings steady
+
+# %% [markdown]
+# ## 1. The task: name both neighbours of every digit
+#
+# The model reads a sequence of $L$ digits from $\{0, 1, 2, 3, 4\}$, with $L$ between 3 and 8, and at every
+# inner position $i$ ($0 < i < L-1$) must output the **pair** formed by the digit on its left and the digit on
+# its right:
+#
+# $$\text{target}_i = (x_{i-1},\, x_{i+1}), \qquad \text{one of } 5 \times 5 = 25 \text{ classes, written "ab"}.$$
+#
+# For `3 1 4 1 2` the targets are `34` at position 1, `11` at position 2 and `42` at position 3; the first and
+# last positions have only one neighbour and get no target.
+#
+# **Why this task.** Every output needs **two relations at once** — "the token before me" and "the token
+# after me". Lesson 6 argued that one head has one weight distribution per query, so it cannot put all of
+# its weight on two places; several heads can each take one relation. And both relations are defined by
+# *position*, which attention alone cannot see (lesson 7). So the task should need heads and positions;
+# section 8 measures whether it does.
+#
+# **Padding.** Sequences of different lengths share a batch, so the short ones are filled up to
+# $T = 8$ with a padding token `PAD`. Two things then need care:
+# * no real position may *attend* to the padding (a mask, section 3), so that a sequence gets the same
+#   outputs however much padding follows it;
+# * the padding, and the two end positions, must not enter the *loss*: their target is the marker
+#   `IGNORE = -1`, which the loss skips (section 5).
+#
+# Training data is generated on the fly; nothing is downloaded.
+
+# %%
+DIGITS, MAX_LEN, MIN_LEN = 5, 8, 3  # digits 0-4, sequences of 3 to 8 digits
+PAD = DIGITS  # the padding token: input vocabulary 0-5
+VOCAB, N_CLASSES = DIGITS + 1, DIGITS * DIGITS
+IGNORE = -1  # target of positions that have none (padding, the two ends)
+
+
+def make_batch(batch_size, generator):
+    """Random sequences of MIN_LEN..MAX_LEN digits, padded to MAX_LEN.
+
+    Returns tokens (B, T) int64 with PAD after each sequence, targets (B, T) int64 with the class
+    DIGITS * left + right at inner positions and IGNORE elsewhere, and key_padding_mask (B, T) bool,
+    True at padded positions (PyTorch's convention: True = ignore)."""
+    lengths = torch.randint(MIN_LEN, MAX_LEN + 1, (batch_size,), generator=generator)
+    position = torch.arange(MAX_LEN)
+    key_padding_mask = position >= lengths[:, None]  # (B, T): True = padding
+    digits = torch.randint(0, DIGITS, (batch_size, MAX_LEN), generator=generator)
+    left = F.pad(digits, (1, 0))[:, :-1]  # left[b, i] = digits[b, i-1]
+    right = F.pad(digits, (0, 1))[:, 1:]  # right[b, i] = digits[b, i+1]
+    inner = (position > 0) & (position < lengths[:, None] - 1)
+    targets = torch.where(inner, DIGITS * left + right, IGNORE)
+    tokens = digits.masked_fill(key_padding_mask, PAD)
+    return tokens, targets, key_padding_mask
+
+
+def show_sequence(tokens, targets=None, predicted=None):
+    """One sequence as text: digits, '_' for padding; targets and predictions as two-digit pairs."""
+
+    def pair(c):
+        return "  ." if c == IGNORE else f" {c // DIGITS}{c % DIGITS}"
+
+    text = "input  " + "".join("  _" if t == PAD else f"  {t}" for t in tokens.tolist())
+    if targets is not None:
+        text += "\ntarget " + "".join(pair(c) for c in targets.tolist())
+    if predicted is not None:
+        text += "\nmodel  " + "".join(
+            "  ." if c == IGNORE else pair(p) for p, c in zip(predicted.tolist(), targets.tolist())
+        )
+    return text
+
+
+_tokens, _targets, _pad = make_batch(3, torch.Generator().manual_seed(0))
+for _b in range(3):
+    print(show_sequence(_tokens[_b], _targets[_b]), "\n")
+print("key_padding_mask of these three sequences (True = padding):\n", _pad.int())
+
+test_tokens, test_targets, test_pad = make_batch(1000, torch.Generator().manual_seed(2024))  # held-out test set
+test_has_target = test_targets != IGNORE
+print(
+    f"\nThe test set: {len(test_tokens):,} sequences with {int(test_has_target.sum()):,} positions that have a target."
+)
+
+
+# %% [markdown]
+# **What a model without positions can do.** Lesson 7 showed that self-attention without positional
+# encoding is *permutation-equivariant*, and the feed-forward network, residual connections and layer norm
+# act on every position separately, so the whole encoder is. With the padding masked out, the output at
+# position $i$ can then depend only on the digit $x_i$ and on the *bag* (multiset) of the sequence's digits.
+#
+# How well can such a model do at best? The digits are drawn independently, so given the bag, every order of
+# it is equally likely. Say the bag has $L$ digits, $m_a$ of them equal to $a$. For three neighbouring
+# positions, the chance that they hold $a$, $c$, $b$ is
+#
+# $$P(a, c, b) = \frac{m_a}{L} \cdot \frac{m_c - [c = a]}{L - 1} \cdot \frac{m_b - [b = a] - [b = c]}{L - 2}$$
+#
+# (draws without replacement; $[\cdot]$ is 1 if true, else 0). A position-blind model must give the same
+# answer to every inner position that holds $c$, so its best answer is the pair $(a, b)$ with the largest
+# $P(a, c, b)$, which is right at $(L-2)\max_{a,b} P(a, c, b)$ inner positions on average. The cell adds this
+# up over the test set: the best accuracy **any** position-blind model can expect.
+
+
+# %%
+def position_blind_best(tokens):
+    """Expected accuracy of the best model that sees x_i and the bag of digits but no positions."""
+    expected_right, positions = 0.0, 0
+    for row in tokens.tolist():
+        real = [t for t in row if t != PAD]
+        L, m = len(real), [real.count(d) for d in range(DIGITS)]
+        positions += L - 2
+        for c in range(DIGITS):
+            best = max(
+                m[a] / L * (m[c] - (c == a)) / (L - 1) * (m[b] - (b == a) - (b == c)) / (L - 2)
+                for a in range(DIGITS)
+                for b in range(DIGITS)
+            )
+            expected_right += (L - 2) * best
+    return expected_right / positions
+
+
+blind_best = position_blind_best(test_tokens)
+print(
+    f"Chance (a random pair): {1 / N_CLASSES:.0%}. The best position-blind model can expect {blind_best:.1%} "
+    f"of the test pairs right."
+)
+
+
+# %% [markdown]
+# ## 2. Your parts, and PyTorch's
+#
+# The model below is built from four parts. For each one there is your version and a PyTorch version that
+# computes the same function:
+#
+# | part | yours (lesson) | PyTorch's |
+# |---|---|---|
+# | positional encoding table `(T, d_model)` | `positional_encoding` (7) | `torch_positional_encoding` below |
+# | multi-head self-attention, `forward(x, mask) -> (output, weights)` | `MultiHeadAttention` (6) | `nn.MultiheadAttention` |
+# | encoder block | `EncoderBlock` with `norm_first=True` (8) | `TorchBlock` below, equal to `nn.TransformerEncoderLayer(norm_first=True)` with zero attention biases |
+# | final layer norm | `layer_norm` (8) | `nn.LayerNorm` |
+#
+# Two adapters make them fit together. `TorchAttention` gives `nn.MultiheadAttention` the interface of your
+# lesson-6 module; since `nn.MultiheadAttention` reads boolean masks the other way round (`True` = blocked),
+# it hands it `~mask`. And your lesson-8 block gets your lesson-6 attention in place of the
+# `nn.MultiheadAttention` it was built with: its `attend` method, which your `forward` calls, now runs your
+# module with the current mask. The attention projections have no bias here (`bias=False`), as in many
+# recent models.
+#
+# One thing goes beyond lesson 6: there the mask had shape `(T, T)`, one for every sequence of the batch; with
+# padding every sequence needs its own, so the mask here has shape `(B, 1, T, T)`. If your module applies it
+# with `scores.masked_fill(~mask, float("-inf"))`, broadcasting handles both shapes; if it does not, the check
+# below says so and PyTorch's attention is used instead.
+#
+# `TorchBlock` has switches that the experiment in section 8 uses: `scale=False` removes the division by
+# $\sqrt{d_k}$ (it multiplies the queries' input by $\sqrt{d_k}$, which cancels the division exactly because the
+# projections have no bias), `residual=False` drops the two residual additions, `layer_norm=False` replaces
+# the layer norms by the identity.
+
+
+# %%
+def torch_positional_encoding(T, d_model):
+    """The sinusoidal table of lesson 7 in torch: (T, d_model) float32, sin in even columns, cos in odd ones."""
+    frequency = torch.exp(torch.arange(0, d_model, 2) * (-math.log(10000.0) / d_model))  # (d_model/2,)
+    angle = torch.arange(T)[:, None] * frequency  # (T, d_model/2)
+    return torch.stack([angle.sin(), angle.cos()], dim=-1).flatten(1)
+
+
+class TorchAttention(nn.Module):
+    """nn.MultiheadAttention behind the interface of your lesson-6 module: forward(x, mask) -> (output, weights).
+    mask: None or bool, broadcastable to (B, n_heads, T, T), True = may attend (the course's convention)."""
+
+    def __init__(self, d_model, n_heads, scale=True):
+        super().__init__()
+        self.mha = nn.MultiheadAttention(d_model, n_heads, bias=False, batch_first=True)
+        self.n_heads = n_heads
+        self.query_gain = 1.0 if scale else math.sqrt(d_model // n_heads)  # √d_k cancels the built-in 1/√d_k
+
+    def forward(self, x, mask=None):
+        B, T, _ = x.shape
+        blocked = None
+        if mask is not None:  # PyTorch's boolean attn_mask: True = blocked, shape (B * n_heads, T, T)
+            blocked = ~mask.expand(B, self.n_heads, T, T).reshape(B * self.n_heads, T, T)
+        # need_weights=True returns the attention weights too; average_attn_weights=False keeps one map per head
+        # (B, n_heads, T, T) instead of their average over the heads
+        return self.mha(x * self.query_gain, x, x, attn_mask=blocked, need_weights=True, average_attn_weights=False)
+
+
+class TorchBlock(nn.Module):
+    """A pre-LN encoder block from PyTorch's modules (attribute names as in nn.TransformerEncoderLayer).
+    forward(x, mask): x is the residual stream (B, T, d_model); the block reads it and adds to it."""
+
+    def __init__(self, d_model, n_heads, d_ff, attention=TorchAttention, residual=True, layer_norm=True):
+        super().__init__()
+        self.self_attn = attention(d_model, n_heads)
+        self.linear1, self.linear2 = nn.Linear(d_model, d_ff), nn.Linear(d_ff, d_model)
+        self.norm1 = nn.LayerNorm(d_model) if layer_norm else nn.Identity()
+        self.norm2 = nn.LayerNorm(d_model) if layer_norm else nn.Identity()
+        self.residual, self.last_weights = residual, None
+
+    def forward(self, x, mask=None):
+        a, weights = self.self_attn(self.norm1(x), mask)  # read the stream, attend
+        self.last_weights = weights.detach()  # (B, n_heads, T, T), for the maps
+        x = x + a if self.residual else a  # add to the stream
+        f = self.linear2(torch.relu(self.linear1(self.norm2(x))))  # read it again, feed-forward
+        return x + f if self.residual else f  # add again
+
+
+def pytorch_parts(scale=True, residual=True, layer_norm=True):
+    """PyTorch's parts, with the ablation switches."""
+    return types.SimpleNamespace(
+        positional_encoding=torch_positional_encoding,
+        block=lambda d, h, d_ff: TorchBlock(
+            d, h, d_ff, lambda d_, h_: TorchAttention(d_, h_, scale), residual, layer_norm
+        ),
+        norm=nn.LayerNorm if layer_norm else (lambda d: nn.Identity()),
+        origin={
+            "positional encoding": "PyTorch's",
+            "attention": "PyTorch's",
+            "block": "PyTorch's",
+            "final layer norm": "PyTorch's",
+        },
+    )
+
+
+# TorchBlock computes what nn.TransformerEncoderLayer computes in its pre-LN form (norm_first=True, no dropout)
+# once that layer's attention biases are zero: same weights, same input, same mask.
+torch.manual_seed(1)
+_layer = nn.TransformerEncoderLayer(16, 2, 24, dropout=0.0, batch_first=True, norm_first=True).train()
+_block = TorchBlock(16, 2, 24)
+with torch.no_grad():
+    _layer.self_attn.in_proj_bias.zero_()
+    _layer.self_attn.out_proj.bias.zero_()
+    _block.self_attn.mha.in_proj_weight.copy_(_layer.self_attn.in_proj_weight)
+    _block.self_attn.mha.out_proj.weight.copy_(_layer.self_attn.out_proj.weight)
+    for _name in ("linear1", "linear2", "norm1", "norm2"):
+        getattr(_block, _name).load_state_dict(getattr(_layer, _name).state_dict())
+    _x = torch.randn(2, 5, 16)
+    _allowed = (torch.rand(5, 5) < 0.6) | torch.eye(5, dtype=torch.bool)  # the course's convention
+    _diff = float((_block(_x, _allowed) - _layer(_x, src_mask=~_allowed)).abs().max())  # PyTorch's: True = blocked
+print(
+    f"TorchBlock against nn.TransformerEncoderLayer(norm_first=True), same weights and mask: the outputs differ by "
+    f"at most {_diff:.1e}."
+)
+
+# %% [markdown]
+# **Loading your parts.** `reuse.from_lesson(lesson, names…)` runs the answer cells of that lesson's
+# notebook and returns the names. Each part is then compared with PyTorch's on a small random input (with
+# copied weights and a random mask where the part has them), and used only if the two agree. The cell prints one line per part.
+# Set `PARTS_FROM = "pytorch"` to build everything from PyTorch's parts instead.
+
+# %%
+PARTS_FROM = "mine"  # "mine": your parts from lessons 6-8 wherever they work; "pytorch": PyTorch's only
+
+
+def attention_matrices(attention):
+    """(W_q, W_k, W_v, W_o) of either attention module, each in nn.Linear's (d_out, d_in) layout."""
+    if isinstance(attention, TorchAttention):
+        return (*attention.mha.in_proj_weight.chunk(3), attention.mha.out_proj.weight)
+    return attention.W_q.weight, attention.W_k.weight, attention.W_v.weight, attention.W_o.weight
+
+
+def copy_weights(source, target):
+    """Copy every weight of model `source` into model `target` (same sizes, either kind of parts)."""
+    with torch.no_grad():
+        theirs = dict(source.named_parameters())
+        for name, p in target.named_parameters():
+            if ".self_attn." not in name:
+                p.copy_(theirs[name])
+        for a, b in zip(source.blocks, target.blocks):
+            for w_a, w_b in zip(attention_matrices(a.self_attn), attention_matrices(b.self_attn)):
+                w_b.copy_(w_a)
+
+
+def block_with_attention(EncoderBlock, attention):
+    """Your lesson-8 block in its pre-LN form, with `attention` (yours from lesson 6, or PyTorch's) inside."""
+
+    class Block(EncoderBlock):
+        def __init__(self, d_model, n_heads, d_ff):
+            super().__init__(d_model, n_heads, d_ff, norm_first=True)
+            self.self_attn = attention(d_model, n_heads)  # replaces lesson 8's nn.MultiheadAttention
+            self.mask, self.last_weights = None, None
+
+        def attend(self, x):  # your forward calls this for the attention
+            out, weights = self.self_attn(x, self.mask)
+            self.last_weights = weights.detach()
+            return out
+
+        def forward(self, x, mask=None):
+            self.mask = mask
+            return super().forward(x)
+
+    return Block
+
+
+def layer_norm_module(layer_norm):
+    """A module with nn.LayerNorm's parameters that computes your lesson-8 function."""
+
+    class LayerNorm(nn.LayerNorm):
+        def forward(self, x):
+            return layer_norm(x, self.weight, self.bias, eps=self.eps)
+
+    return LayerNorm
+
+
+_X = torch.randn(3, 5, 16, generator=torch.Generator().manual_seed(4))  # a small test input
+_MASK = (torch.rand(3, 1, 5, 5, generator=torch.Generator().manual_seed(5)) < 0.7) | torch.eye(5, dtype=torch.bool)
+
+
+def compare(run):
+    """run() -> (yours, PyTorch's). Returns (agree, reason), never raises."""
+    try:
+        got, want = run()
+        got = torch.as_tensor(got, dtype=torch.float32)
+        if got.shape != want.shape:
+            return False, f"gives shape {tuple(got.shape)} where PyTorch's gives {tuple(want.shape)}"
+        diff = float((got - want).abs().max())
+        return diff <= 1e-4, f"differs from PyTorch's by up to {diff:.2g}"
+    except NotImplementedError:
+        return False, "is not finished yet"
+    except Exception as error:  # any other error: one line, no traceback
+        return False, f"raised {type(error).__name__}: {error}"[:110]
+
+
+def check_positional_encoding(positional_encoding):
+    return compare(lambda: (positional_encoding(11, 16), torch_positional_encoding(11, 16)))
+
+
+def check_attention(MultiHeadAttention):
+    def run():
+        torch.manual_seed(3)
+        mine, theirs = MultiHeadAttention(16, 2, bias=False), TorchAttention(16, 2)
+        with torch.no_grad():
+            for w_mine, w_theirs in zip(attention_matrices(mine), attention_matrices(theirs)):
+                w_mine.copy_(w_theirs)
+            flat = lambda outputs: torch.cat([torch.as_tensor(o).flatten() for o in outputs])
+            return flat(mine(_X, _MASK)), flat(theirs(_X, _MASK))
+
+    return compare(run)
+
+
+def check_layer_norm(layer_norm):
+    gamma, beta = torch.linspace(0.5, 2, 16), torch.linspace(-1, 1, 16)
+    return compare(lambda: (layer_norm(_X, gamma, beta, eps=1e-5), F.layer_norm(_X, (16,), gamma, beta, 1e-5)))
+
+
+def check_block(EncoderBlock):
+    def run():
+        torch.manual_seed(3)
+        mine, theirs = block_with_attention(EncoderBlock, TorchAttention)(16, 2, 24), TorchBlock(16, 2, 24)
+        mine.load_state_dict(theirs.state_dict())
+        with torch.no_grad():
+            return mine(_X, _MASK), theirs(_X, _MASK)
+
+    return compare(run)
+
+
+def load_parts():
+    """Your parts where they load and agree with PyTorch's, PyTorch's elsewhere; one printed line per part."""
+    if PARTS_FROM != "mine":
+        print("PARTS_FROM is not 'mine': every part is PyTorch's.")
+        return pytorch_parts()
+
+    def mine(part, lesson, name, check):
+        try:
+            with contextlib.redirect_stdout(io.StringIO()):  # whatever those cells print stays there
+                (found,) = reuse.from_lesson(lesson, name)
+        except Exception as error:  # no notebook, or the name is not defined there
+            print(f"• {part}: PyTorch's — {str(error)[:160]}")
+            return None
+        ok, reason = check(found)
+        print(f"• {part}: " + (f"yours ({name} from {lesson})" if ok else f"PyTorch's — your {name} {reason}"))
+        return found if ok else None
+
+    pe = mine("positional encoding", "07_positional_encoding", "positional_encoding", check_positional_encoding)
+    mha = mine("multi-head attention", "06_multi_head", "MultiHeadAttention", check_attention)
+    ln = mine("layer norm", "08_residual_layernorm", "layer_norm", check_layer_norm)
+    block = mine("encoder block", "08_residual_layernorm", "EncoderBlock", check_block)
+    attention = TorchAttention if mha is None else (lambda d, h: mha(d, h, bias=False))
+    return types.SimpleNamespace(
+        positional_encoding=torch_positional_encoding
+        if pe is None
+        else (lambda T, d: torch.as_tensor(pe(T, d), dtype=torch.float32)),
+        block=(lambda d, h, d_ff: TorchBlock(d, h, d_ff, attention))
+        if block is None
+        else block_with_attention(block, attention),
+        norm=nn.LayerNorm if ln is None else layer_norm_module(ln),
+        origin={
+            "positional encoding": "PyTorch's" if pe is None else "yours",
+            "attention": "PyTorch's" if mha is None else "yours",
+            "block": "PyTorch's" if block is None else "yours",
+            "final layer norm": "PyTorch's" if ln is None else "yours",
+        },
+    )
+
+
+PARTS = load_parts()
+
+
+# %% [markdown]
+# ## 3. Two mask conventions
+#
+# A padded batch comes with a **key padding mask**: a boolean `(B, T)` tensor that is `True` where a position
+# is padding. That is PyTorch's convention (`nn.MultiheadAttention`'s `key_padding_mask`,
+# `nn.TransformerEncoderLayer`'s `src_key_padding_mask`): **`True` = ignore this key**.
+#
+# Your attention from lessons 4 and 6 takes the opposite convention: a boolean mask that broadcasts against
+# the scores of shape `(B, h, T_q, T_k)` and is **`True` where query $i$ may attend to key $j$**; the blocked
+# scores become $-\infty$ before the softmax, so they get weight 0. (`F.scaled_dot_product_attention` uses
+# the course's convention too.) Getting the conversion wrong is easy and quiet: a mask the wrong way round
+# still runs, and every query then attends *only* to the padding (or, in a sequence without padding, to
+# nothing at all: NaN).
+#
+# For padding, whether key $j$ may be attended to does not depend on the query: every query $i$ of
+# sequence $b$ may attend to exactly the real keys of sequence $b$. That includes the queries at padded
+# positions: their outputs are never used, but a row with no allowed key at all would make the softmax
+# $0/0$ = NaN.
+#
+# ### Exercise 9.1 — from PyTorch's padding mask to the course's mask (2 points)
+#
+# Implement `allowed_from_padding(key_padding_mask)`:
+# * input: a boolean tensor `(B, T)`, `True` at padded positions (PyTorch's convention);
+# * output: a **boolean** tensor of shape `(B, 1, T, T)` in the course's convention, with
+#   `allowed[b, 0, i, j]` `True` exactly when key $j$ of sequence $b$ is a real token, for every query $i$.
+#   The axis of size 1 is the heads axis: the same mask then broadcasts over all heads.
+#
+# <details><summary>Hint</summary>
+#
+# `~` negates a boolean tensor. Index with `None` to insert the heads and query axes
+# (`key_padding_mask[:, None, None, :]` has shape `(B, 1, 1, T)`), then `.expand(B, 1, T, T)`.
+# </details>
+
+
+# %% answer="allowed-from-padding"
+def allowed_from_padding(key_padding_mask):
+    """PyTorch's key_padding_mask (B, T), True = padding -> the course's mask (B, 1, T, T), True = may attend."""
+    ### BEGIN SOLUTION
+    B, T = key_padding_mask.shape
+    return (~key_padding_mask)[:, None, None, :].expand(B, 1, T, T)
+    ### END SOLUTION
+
+
+# %% tests="allowed-from-padding-tests" points=2
+# Visible checks: a worked example with two sequences (3 real tokens + 1 pad, and 4 real tokens).
+_kpm = torch.tensor([[False, False, False, True], [False, False, False, False]])
+_allowed = checks.call(allowed_from_padding, _kpm)
+checks.expect(
+    isinstance(_allowed, torch.Tensor) and _allowed.dtype == torch.bool,
+    f"return a boolean torch tensor, not {getattr(_allowed, 'dtype', type(_allowed).__name__)}.",
+)
+checks.expect_shape(_allowed, (2, 1, 4, 4), "allowed_from_padding of a (2, 4) key_padding_mask")
+_row = [True, True, True, False]  # every query of sequence 0 may attend to keys 0, 1, 2
+_want = torch.tensor([[[_row] * 4], [[[True] * 4] * 4]])
+checks.expect_close(
+    _allowed.int(),
+    _want.int(),
+    "allowed_from_padding(_kpm)",
+    mistakes={
+        "the mask is the wrong way round: the course's convention is True = may attend, so padded keys must be False.": (
+            ~_want
+        ).int(),
+        "the padding blocks the queries (rows) instead of the keys (columns): allowed[b, 0, i, j] depends on key j.": _want.transpose(
+            -1, -2
+        ).int(),
+        "padded queries must keep the real keys: a row with no allowed key makes the softmax 0/0 = NaN.": (
+            _want & _want.transpose(-1, -2)
+        ).int(),
+    },
+)
+# In use: the scores of the padded key get -inf, its weight is 0, every row still sums to 1.
+_weights = torch.softmax(torch.zeros(2, 3, 4, 4).masked_fill(~_allowed, float("-inf")), dim=-1)
+checks.expect_close(_weights[0, 0, 0], [1 / 3, 1 / 3, 1 / 3, 0.0], "the weights of a query of sequence 0", atol=1e-6)
+
+
+### BEGIN HIDDEN TESTS
+def _allowed_from_padding_hidden():
+    B, T = 3, 6
+    kpm = torch.tensor(
+        [
+            [False, False, False, False, True, True],
+            [False, False, False, False, False, False],
+            [False, True, False, False, False, True],
+        ]
+    )  # any pattern, not only trailing padding
+    want = torch.zeros(B, 1, T, T, dtype=torch.bool)
+    for b in range(B):
+        for i in range(T):
+            for j in range(T):
+                want[b, 0, i, j] = not bool(kpm[b, j])
+    given = kpm.clone()
+    got = allowed_from_padding(given)
+    checks.expect(isinstance(got, torch.Tensor) and got.dtype == torch.bool, "return a boolean torch tensor.")
+    mistakes = {
+        "the mask is the wrong way round: the course's convention is True = may attend.": ~want,
+        "the padding blocks the queries (rows) instead of the keys (columns).": want.transpose(-1, -2),
+        "padded queries must keep the real keys: a row with no allowed key makes the softmax 0/0.": want
+        & ~kpm[:, None, :, None],
+    }
+    if tuple(got.shape) == (B, T):
+        raise AssertionError("return shape (B, 1, T, T): one row of keys per query, and a heads axis of size 1.")
+    if tuple(got.shape) == (B, 1, 1, T):
+        raise AssertionError("return shape (B, 1, T, T), not (B, 1, 1, T): expand the query axis to T.")
+    checks.expect_shape(got, (B, 1, T, T), f"allowed_from_padding of a ({B}, {T}) key_padding_mask")
+    checks.expect_close(
+        got.int(),
+        want.int(),
+        "allowed_from_padding on a (3, 6) mask",
+        mistakes={k: v.int() for k, v in mistakes.items()},
+    )
+    checks.expect(
+        torch.equal(given, kpm), "do not change the key_padding_mask you were given (no in-place operations on it)."
+    )
+    one = allowed_from_padding(torch.tensor([[False, True]]))
+    checks.expect_shape(one, (1, 1, 2, 2), "allowed_from_padding of a (1, 2) mask")
+
+
+_allowed_from_padding_hidden()
+### END HIDDEN TESTS
+checks.passed("allowed_from_padding")
+
+# %% [markdown]
+# ## 4. Assembling the model around the residual stream
+#
+# Lesson 8 described an encoder as a **residual stream**: one vector per position, $x \in \mathbb{R}^{T \times d_{\text{model}}}$
+# per sequence, that every part reads from and writes to by *adding*. Our model, in the pre-LN form of lesson 8:
+#
+# 1. **Write the input.** Token $x_p$ at position $p$ becomes row $E_{x_p}$ of a learned table
+#    $E \in \mathbb{R}^{V \times d_{\text{model}}}$ (`nn.Embedding`), plus the positional encoding $\mathrm{PE}_p$ of lesson 7:
+#    $x_p^{(0)} = E_{x_p} + \mathrm{PE}_p$ for $p = 0, \dots, T-1$.
+# 2. **Blocks $\ell = 1, \dots, N$ read and add.** Each block reads a normalised copy of the stream and adds
+#    what its sublayer computes:
+#    $$x \leftarrow x + \mathrm{MHA}\big(\mathrm{LN}_1(x)\big), \qquad x \leftarrow x + \mathrm{FFN}\big(\mathrm{LN}_2(x)\big),
+#    \qquad \mathrm{FFN}(h) = \max(0,\, h W_1 + b_1)\, W_2 + b_2 .$$
+#    Inside $\mathrm{MHA}$ are lessons 2–6: per head $h = 1, \dots, H$, $Q_h = \mathrm{LN}_1(x) W_h^Q$ and likewise $K_h$,
+#    $V_h$; weights $A_h = \mathrm{softmax}(Q_h K_h^\top / \sqrt{d_k})$ over the keys, with the masked keys at $-\infty$;
+#    the heads' outputs $A_h V_h$ are concatenated and multiplied by $W^O$. Nothing normalises the stream
+#    itself, so its scale can grow with every addition.
+# 3. **Read the result.** A final layer norm, then a linear **head** turns each position's vector into 25
+#    logits, one per pair. The head returns **logits**, not probabilities: the loss applies the
+#    (log-)softmax itself, and the largest logit is the prediction.
+#
+# The attention is the only place where positions exchange information; everything else acts on each
+# position separately. The model is small: $d_{\text{model}} = 32$, $H = 2$ heads with $d_k = 16$, $N = 2$ blocks,
+# $d_{\text{ff}} = 64$.
+#
+# ### Exercise 9.2 — the forward pass (3 points)
+#
+# The constructor of `TinyTransformer` is given: it builds `self.embed`, the positional-encoding table
+# `self.pe` (`max_len` rows, all zero when `use_pe=False`), the blocks `self.blocks` from `parts`, the final
+# layer norm `self.final_norm` and the head `self.head`. Write `forward(tokens, key_padding_mask=None)`:
+# * `tokens`: int64 `(B, T)` with $T \le$ `max_len`; `key_padding_mask`: bool `(B, T)`, `True` at padded
+#   positions (PyTorch's convention), or `None` when nothing is padded;
+# * returns the logits, shape `(B, T, n_classes)`, computed as steps 1–3 above;
+# * every block is called as `block(x, mask)`: it takes the stream `(B, T, d_model)` and a mask **in the
+#   course's convention** (your `allowed_from_padding` of the padding mask), or `None` if
+#   `key_padding_mask` is `None`, and returns the new stream.
+#
+# So the logits of a real position never depend on the padding, and, without positional encoding, shuffling
+# the tokens shuffles the logits in the same way.
+#
+# <details><summary>Hint</summary>
+#
+# `self.embed(tokens)` has shape `(B, T, d_model)`; `self.pe[:T]` `(T, d_model)` broadcasts over the batch.
+# Convert the mask once, before the loop over `self.blocks`; each block's output is the next block's input.
+# End with `self.head(self.final_norm(x))`.
+# </details>
+
+# %%
+D_MODEL, N_HEADS, N_LAYERS, D_FF = 32, 2, 2, 64  # d_k = D_MODEL / N_HEADS = 16
+
+
+# %% answer="tiny-transformer"
+class TinyTransformer(nn.Module):
+    """Embedding + positional encoding -> n_layers encoder blocks -> final layer norm -> linear head."""
+
+    def __init__(
+        self,
+        parts,
+        vocab_size=VOCAB,
+        n_classes=N_CLASSES,
+        d_model=D_MODEL,
+        n_heads=N_HEADS,
+        n_layers=N_LAYERS,
+        d_ff=D_FF,
+        max_len=MAX_LEN,
+        use_pe=True,
+    ):
+        super().__init__()
+        self.embed = nn.Embedding(vocab_size, d_model)  # row E_x for token x
+        table = parts.positional_encoding(max_len, d_model) if use_pe else torch.zeros(max_len, d_model)
+        self.register_buffer("pe", torch.as_tensor(table, dtype=torch.float32))  # (max_len, d_model), fixed
+        self.blocks = nn.ModuleList([parts.block(d_model, n_heads, d_ff) for _ in range(n_layers)])
+        self.final_norm = parts.norm(d_model)
+        self.head = nn.Linear(d_model, n_classes)
+
+    def forward(self, tokens, key_padding_mask=None):
+        """tokens int64 (B, T), key_padding_mask bool (B, T) with True = padding, or None -> logits (B, T, n_classes)."""
+        ### BEGIN SOLUTION
+        T = tokens.shape[1]
+        x = self.embed(tokens) + self.pe[:T]  # write tokens and positions into the stream
+        mask = None if key_padding_mask is None else allowed_from_padding(key_padding_mask)
+        for block in self.blocks:
+            x = block(x, mask)  # each block reads the stream and adds to it
+        return self.head(self.final_norm(x))  # (B, T, n_classes)
+        ### END SOLUTION
+
+
+# %% tests="tiny-transformer-tests" points=3
+# Visible checks. They use PyTorch's parts and stand-in blocks, never your other exercises: a block that
+# records what it receives, and a stand-in for allowed_from_padding, so only the wiring of forward is tested.
+class _Recorder(nn.Module):
+    """A stand-in block: records its inputs and adds a known vector to the stream."""
+
+    def __init__(self, shift):
+        super().__init__()
+        self.shift, self.seen = shift, []
+
+    def forward(self, x, mask=None):
+        self.seen.append((x.detach().clone(), mask))
+        return x + self.shift
+
+
+_sizes = dict(vocab_size=3, n_classes=4, d_model=4, n_heads=2, n_layers=2, d_ff=5, max_len=6)
+_m = TinyTransformer(pytorch_parts(), **_sizes)
+with torch.no_grad():
+    _m.embed.weight.copy_(torch.tensor([[0.0, 0, 0, 0], [1, 1, 1, 1], [2, 2, 2, 2]]))
+    _m.head.weight.copy_(torch.eye(4))
+    _m.head.bias.zero_()
+_m.blocks = nn.ModuleList([_Recorder(torch.tensor([1.0, 0, 0, 0])), _Recorder(torch.tensor([0.0, 0, 10, 0]))])
+_m.final_norm = nn.Identity()
+_forward = lambda tokens, key_padding_mask=None: _m(tokens, key_padding_mask)
+_forward.__name__ = "TinyTransformer.forward"
+_out = checks.call(_forward, torch.tensor([[2, 0, 1]]))
+checks.expect_shape(_out, (1, 3, 4), "the logits of 1 sequence of 3 tokens (n_classes = 4)")
+# Worked example: token 2 at position 0 -> E_2 + PE_0 = [2, 2, 2, 2] + [0, 1, 0, 1]; the blocks add [1, 0, 0, 0] and
+# [0, 0, 10, 0]; the final norm and the head are identities here.
+_pe = torch_positional_encoding(6, 4)
+_stream = torch.tensor([[2.0] * 4, [0.0] * 4, [1.0] * 4]) + _pe[:3]
+checks.expect_close(
+    _m.blocks[0].seen[-1][0][0],
+    _stream,
+    "what block 1 receives (embedding + PE of positions 0-2)",
+    atol=1e-5,
+    mistakes={
+        "the positional encoding is missing: add self.pe[:T].": _stream - _pe[:3],
+        "the positional encoding must be added, not multiplied.": (_stream - _pe[:3]) * _pe[:3],
+    },
+)
+checks.expect_close(
+    _m.blocks[1].seen[-1][0][0],
+    _stream + torch.tensor([1.0, 0, 0, 0]),
+    "what block 2 receives (block 1's output)",
+    atol=1e-5,
+    mistakes={"every block reads the embedding: feed each block's output into the next block.": _stream},
+)
+checks.expect_close(
+    _out[0],
+    _stream + torch.tensor([1.0, 0, 10, 0]),
+    "the logits",
+    atol=1e-5,
+    mistakes={
+        "return the head's logits, not a softmax of them.": torch.softmax(_stream + torch.tensor([1.0, 0, 10, 0]), -1),
+        "only the last block's change reached the head: each block's output is the next one's input.": _stream
+        + torch.tensor([0.0, 0, 10, 0]),
+    },
+)
+checks.expect(_m.blocks[0].seen[-1][1] is None, "with key_padding_mask=None the blocks must get mask=None.")
+# The mask: the blocks must receive what allowed_from_padding returns (here a stand-in, so 9.1 does not matter).
+_saved_allowed = globals().get("allowed_from_padding")
+try:
+    allowed_from_padding = lambda key_padding_mask: ("converted", key_padding_mask)
+    _kpm = torch.tensor([[False, False, True]])
+    _m(torch.tensor([[2, 0, 1]]), _kpm)
+finally:
+    allowed_from_padding = _saved_allowed
+checks.expect(
+    all(isinstance(r.seen[-1][1], tuple) and r.seen[-1][1][0] == "converted" for r in _m.blocks),
+    "every block must receive the course's mask: allowed_from_padding(key_padding_mask), converted "
+    "once before the loop (the blocks read True = may attend).",
+)
+# Positions: with a zero table, shuffling the tokens shuffles the logits; with the table, it does not.
+torch.manual_seed(0)
+_net = TinyTransformer(pytorch_parts(), use_pe=False)
+_tok = torch.tensor([[0, 1, 2, 3, 4, 0, 1]])
+_perm = torch.tensor([3, 0, 6, 1, 4, 2, 5])
+with torch.no_grad():
+    checks.expect_close(
+        _net(_tok[:, _perm]), _net(_tok)[:, _perm], "logits of shuffled tokens (use_pe=False)", atol=1e-5
+    )
+    _net.pe.copy_(torch_positional_encoding(MAX_LEN, D_MODEL))
+    checks.expect(
+        not checks.is_close(_net(_tok[:, _perm]), _net(_tok)[:, _perm], atol=1e-3),
+        "with the positional encoding the logits must depend on the order of the tokens.",
+    )
+
+
+### BEGIN HIDDEN TESTS
+def _tiny_transformer_hidden():
+    global allowed_from_padding
+    B, T, V, C, d, H, d_ff, L = 3, 5, 7, 6, 32, 2, 24, 3
+    g = torch.Generator().manual_seed(94)
+    tokens = torch.randint(0, V, (B, T), generator=g)
+
+    def reference_allowed(kpm):  # the conversion, written differently from the exercise
+        return torch.stack([torch.stack([~kpm[b] for _ in range(kpm.shape[1])]) for b in range(kpm.shape[0])])[:, None]
+
+    model = TinyTransformer(
+        pytorch_parts(), vocab_size=V, n_classes=C, d_model=d, n_heads=H, n_layers=L, d_ff=d_ff, max_len=9
+    ).double()
+    with torch.no_grad():
+        for name, p in model.named_parameters():
+            p.copy_(0.4 * torch.randn(p.shape, generator=g, dtype=torch.float64))
+            if name.endswith("norm1.weight") or name.endswith("norm2.weight") or name == "final_norm.weight":
+                p.add_(1.0)
+    saved = allowed_from_padding
+    allowed_from_padding = reference_allowed
+    try:
+        with torch.no_grad():
+            emb, pe = model.embed(tokens), model.pe[:T]
+            b1, b2, b3 = model.blocks
+            norm, head = model.final_norm, model.head
+            want = head(norm(b3(b2(b1(emb + pe)))))
+            mistakes = {
+                "the positional encoding is missing: add self.pe[:T].": head(norm(b3(b2(b1(emb))))),
+                "the positional encoding of the wrong positions: position p gets row p, self.pe[:T].": head(
+                    norm(b3(b2(b1(emb + model.pe[-T:]))))
+                ),
+                "the blocks are applied in reverse order.": head(norm(b1(b2(b3(emb + pe))))),
+                "every block reads the embedding: feed each block's output into the next block.": head(
+                    norm(b3(emb + pe))
+                ),
+                "only the first block is used.": head(norm(b1(emb + pe))),
+                "the final layer norm is missing: pre-LN needs self.final_norm before the head.": head(
+                    b3(b2(b1(emb + pe)))
+                ),
+                "the head is missing: return self.head(self.final_norm(x)).": norm(b3(b2(b1(emb + pe)))),
+                "return the head's logits, not a softmax of them.": torch.softmax(head(norm(b3(b2(b1(emb + pe))))), -1),
+            }
+            got = model(tokens)
+            checks.expect_close(
+                got, want, "TinyTransformer with known weights (no padding)", atol=1e-8, mistakes=mistakes
+            )
+
+            # Padding: sequence 0 has 3 real tokens, sequence 2 has 4; the real positions must match a model that
+            # only ever saw the real tokens, and must not depend on what stands at the padded positions.
+            kpm = torch.zeros(B, T, dtype=torch.bool)
+            kpm[0, 3:] = True
+            kpm[2, 4:] = True
+            mask = reference_allowed(kpm)
+            want_masked = head(norm(b3(b2(b1(emb + pe, mask), mask), mask)))
+            got_masked = model(tokens, kpm)
+            keep = ~kpm
+            wrong_way = {
+                "the padding mask reached the blocks the wrong way round: convert it with allowed_from_padding.": head(
+                    norm(b3(b2(b1(emb + pe, ~mask), ~mask), ~mask))
+                )[keep]
+            }
+            checks.expect_close(
+                got_masked[keep],
+                want_masked[keep],
+                "TinyTransformer with padding (real positions)",
+                atol=1e-8,
+                mistakes={
+                    "key_padding_mask is ignored: convert it and pass it to every block.": want[keep],
+                    **wrong_way,
+                },
+            )
+            alone = model(tokens[:1, :3])  # sequence 0 without its padding
+            checks.expect_close(
+                got_masked[0, :3], alone[0], "sequence 0 with and without its 2 padding tokens", atol=1e-8
+            )
+            other = tokens.clone()
+            other[kpm] = (other[kpm] + 1) % V
+            checks.expect_close(
+                model(other, kpm)[keep], got_masked[keep], "the real positions when the padded tokens change", atol=1e-8
+            )
+            # the blocks receive the converted mask
+            seen = []
+            hook = b2.register_forward_pre_hook(
+                lambda mod, args, kwargs: seen.append(args[1] if len(args) > 1 else kwargs.get("mask")),
+                with_kwargs=True,
+            )
+            try:
+                model(tokens, kpm)
+            finally:
+                hook.remove()
+            checks.expect(
+                len(seen) == 1
+                and isinstance(seen[0], torch.Tensor)
+                and seen[0].dtype == torch.bool
+                and tuple(seen[0].shape) == (B, 1, T, T),
+                "every block must get the (B, 1, T, T) mask from allowed_from_padding as its second argument.",
+            )
+    finally:
+        allowed_from_padding = saved
+
+
+_tiny_transformer_hidden()
+### END HIDDEN TESTS
+checks.passed("TinyTransformer.forward")
+
+# %% [markdown]
+# ### Your parts against PyTorch's
+#
+# The cell below builds the model twice with the same seed — once from the parts section 2 chose (`PARTS`,
+# yours wherever they worked) and once from PyTorch's — copies every weight of the second into the first, and
+# runs both on 200 padded test sequences. If your parts compute what PyTorch's compute, the logits agree to
+# float32 rounding. The model built from `PARTS` is the one you train in section 6.
+
+# %%
+with ac.student_code("TinyTransformer.forward"):
+    torch.manual_seed(0)
+    reference = TinyTransformer(pytorch_parts())
+    model = TinyTransformer(PARTS)
+    copy_weights(reference, model)
+    with torch.no_grad():
+        logits_mine = model(test_tokens[:200], test_pad[:200])
+        logits_torch = reference(test_tokens[:200], test_pad[:200])
+    same_logits_diff = float((logits_mine - logits_torch).abs().max())
+    print("Parts of `model`: " + ", ".join(f"{part}: {who}" for part, who in PARTS.origin.items()) + ".")
+    print(
+        f"Logits on 200 padded test sequences, your parts vs PyTorch's, same weights: the largest difference is "
+        f"{same_logits_diff:.1e} (the logits themselves are of size {float(logits_torch.abs().max()):.1f})."
+    )
+    n_params = sum(p.numel() for p in model.parameters())
+    print(f"The model has {n_params:,} parameters.")
+
+
+# %% [markdown]
+# ## 5. A loss that skips positions without a target
+#
+# For every position the model outputs logits $z \in \mathbb{R}^{25}$. The loss is the **cross-entropy**
+# $-\log \mathrm{softmax}(z)_y$ of the correct class $y$ (lesson 4's softmax), averaged over the set $\mathcal{P}$ of
+# positions that **have** a target:
+#
+# $$\mathcal{L} = \frac{1}{|\mathcal{P}|} \sum_{(b, i) \in \mathcal{P}} -\log \mathrm{softmax}(z_{b,i})_{y_{b,i}},
+# \qquad \mathcal{P} = \{(b, i) : y_{b,i} \neq \texttt{IGNORE}\}.$$
+#
+# Padding and the two end positions are not in $\mathcal{P}$: they add nothing to the sum and are not counted
+# in $|\mathcal{P}|$. A model that knows nothing (all logits equal) has loss $\ln 25 \approx 3.22$.
+# `F.cross_entropy(logits, targets, ignore_index=IGNORE)` does exactly this: it expects the logits as
+# `(N, C)` and the targets as `(N,)` (flatten the batch and position axes together first), leaves out the
+# targets equal to `ignore_index`, and averages over the rest. Its default `ignore_index` is −100; our marker
+# is −1, so you must pass it (a target of −1 without it is an error).
+#
+# One training step: clear the old gradients, compute the loss, back-propagate, update — in an order that
+# uses the gradient of this batch only.
+#
+# ### Exercise 9.3 — one training step (3 points)
+#
+# Implement `train_step(model, optimizer, tokens, targets, key_padding_mask)`:
+# * run the model on `tokens` with `key_padding_mask`;
+# * compute the loss $\mathcal{L}$ above (`targets` is int64 `(B, T)`, `IGNORE` where there is no target);
+# * change the parameters by one step of `optimizer`, using the gradient of this batch alone (gradients of
+#   earlier steps must not leak in);
+# * return the loss as a Python float.
+#
+# <details><summary>Hint</summary>
+#
+# `optimizer.zero_grad()`, `loss.backward()`, `optimizer.step()`.
+# `F.cross_entropy(logits.reshape(-1, logits.shape[-1]), targets.reshape(-1), ignore_index=IGNORE)`, and
+# `loss.item()` for the float.
+# </details>
+
+
+# %% answer="train-step"
+def train_step(model, optimizer, tokens, targets, key_padding_mask):
+    """One optimisation step on a padded batch. Returns the loss over the positions with a target (a float)."""
+    ### BEGIN SOLUTION
+    optimizer.zero_grad()
+    logits = model(tokens, key_padding_mask)  # (B, T, C)
+    loss = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), targets.reshape(-1), ignore_index=IGNORE)
+    loss.backward()
+    optimizer.step()
+    return loss.item()
+    ### END SOLUTION
+
+
+# %% tests="train-step-tests" points=3
+# Visible checks on a model whose logits are one learnable vector of 4 classes, the same at every position.
+class _Uniform(nn.Module):
+    def __init__(self, n_classes=4):
+        super().__init__()
+        self.bias = nn.Parameter(torch.zeros(n_classes))
+        self.masks = []
+
+    def forward(self, tokens, key_padding_mask=None):
+        self.masks.append(key_padding_mask)
+        return self.bias.expand(*tokens.shape, len(self.bias))
+
+
+_m = _Uniform()
+_opt = torch.optim.SGD(_m.parameters(), lr=1.0)
+_tok = torch.tensor([[0, 1, 2, 3, 3, PAD]])
+_tgt = torch.tensor([[IGNORE, 1, 2, 3, 3, IGNORE]])  # 4 positions with a target: classes 1, 2, 3, 3
+_kpm = torch.tensor([[False, False, False, False, False, True]])
+try:
+    _loss = checks.call(train_step, _m, _opt, _tok, _tgt, _kpm)
+except IndexError:
+    raise AssertionError(
+        "the targets contain IGNORE = -1 where there is no target: pass ignore_index=IGNORE to "
+        "F.cross_entropy (its default, -100, is not our marker)."
+    ) from None
+checks.expect(isinstance(_loss, float), f"return the loss as a Python float (loss.item()), not {type(_loss).__name__}.")
+checks.expect(
+    len(_m.masks) == 1 and _m.masks[0] is not None and torch.equal(_m.masks[0], _kpm),
+    "call the model once, as model(tokens, key_padding_mask).",
+)
+# All logits are 0 before the step: the loss is -log(1/4) = ln 4 at every position that counts.
+checks.expect_close(
+    _loss,
+    math.log(4),
+    "the loss of a model that predicts all classes equally",
+    atol=1e-5,
+    mistakes={
+        "the loss is summed, not averaged over the positions with a target.": 4 * math.log(4),
+        "the mean counts all 6 positions: average over the positions whose target is not IGNORE only.": 4
+        / 6
+        * math.log(4),
+    },
+)
+checks.expect(
+    float(_m.bias.detach().abs().max()) > 0, "the parameters did not change: call loss.backward() and optimizer.step()."
+)
+# One SGD step with lr = 1 moves the logits by -(mean over the 4 target positions of softmax - one-hot),
+# i.e. by (how often each class is a target) - 1/4.
+_freq = torch.tensor([0.0, 0.25, 0.25, 0.5])
+checks.expect_close(
+    _m.bias.detach(),
+    _freq - 0.25,
+    "the logits after one SGD step (lr = 1)",
+    atol=1e-5,
+    mistakes={
+        "the loss is summed, not averaged over the positions with a target.": 4 * (_freq - 0.25),
+        "the mean counts all 6 positions: average over the positions whose target is not IGNORE only.": 4
+        / 6
+        * (_freq - 0.25),
+        "the loss is computed on probabilities: pass the logits to the cross-entropy.": (_freq - 0.25) / 4,
+    },
+)
+
+
+### BEGIN HIDDEN TESTS
+def _train_step_hidden():
+    import copy
+
+    B, T, V, C = 3, 5, 6, 7
+    g = torch.Generator().manual_seed(98)
+    tok = torch.randint(0, V, (B, T), generator=g)
+    tgt = torch.randint(0, C, (B, T), generator=g)
+    kpm = torch.zeros(B, T, dtype=torch.bool)
+    kpm[0, 3:] = True
+    kpm[2, 4:] = True
+    tgt[kpm] = IGNORE
+    tgt[1, 0] = IGNORE
+
+    class Probe(nn.Module):  # logits that differ by position and sequence, and see the mask
+        def __init__(self):
+            super().__init__()
+            self.lin = nn.Linear(V + 1, C).double()
+            with torch.no_grad():
+                self.lin.weight.copy_(torch.randn(C, V + 1, generator=g, dtype=torch.float64))
+                self.lin.bias.copy_(torch.randn(C, generator=g, dtype=torch.float64))
+            self.masks = []
+
+        def forward(self, tokens, key_padding_mask=None):
+            self.masks.append(key_padding_mask)
+            features = torch.cat(
+                [
+                    F.one_hot(tokens, V).double(),
+                    0.3 * torch.arange(tokens.shape[-1], dtype=torch.float64).expand(tokens.shape)[..., None],
+                ],
+                -1,
+            )
+            return self.lin(features)
+
+    def reference_loss(m):
+        logits = m(tok, kpm)
+        keep = tgt != IGNORE
+        return -torch.log_softmax(logits, -1)[keep].gather(-1, tgt[keep][:, None]).mean()
+
+    def reference_update(m):  # the SGD (lr = 1) change of every parameter on this batch
+        twin = copy.deepcopy(m)
+        twin.zero_grad()
+        reference_loss(twin).backward()
+        return [-p.grad.clone() for p in twin.parameters()]
+
+    model = Probe()
+    with torch.no_grad():
+        logits = model(tok)
+        logp = torch.log_softmax(logits, -1)
+        keep = tgt != IGNORE
+        want = float(-logp[keep].gather(-1, tgt[keep][:, None]).mean())
+        p = torch.softmax(logits, -1)
+        safe = tgt.clamp(min=0)
+        mistakes = {
+            "the loss is computed on probabilities: pass the logits to the cross-entropy.": float(
+                -torch.log_softmax(p, -1)[keep].gather(-1, tgt[keep][:, None]).mean()
+            ),
+            "the mean counts every position: average over the positions whose target is not IGNORE only.": float(
+                -(logp.gather(-1, safe[..., None])[..., 0] * keep).sum() / keep.numel()
+            ),
+            "the loss is summed, not averaged over the positions with a target.": float(
+                -logp[keep].gather(-1, tgt[keep][:, None]).sum()
+            ),
+            "the targets are flattened in a different order from the logits.": float(
+                -logp.reshape(-1, C)[tgt.T.reshape(-1) != IGNORE]
+                .gather(-1, tgt.T.reshape(-1)[tgt.T.reshape(-1) != IGNORE][:, None])
+                .mean()
+            ),
+        }
+    model.masks.clear()
+    expected = reference_update(model)
+    before = [q.detach().clone() for q in model.parameters()]
+    opt = torch.optim.SGD(model.parameters(), lr=1.0)
+    try:
+        loss = train_step(model, opt, tok, tgt, kpm)
+    except IndexError:
+        raise AssertionError("the targets contain IGNORE: pass ignore_index=IGNORE to F.cross_entropy.") from None
+    checks.expect(isinstance(loss, float), "return the loss as a Python float (loss.item()).")
+    checks.expect_close(loss, want, "the loss on a random padded batch", atol=1e-8, mistakes=mistakes)
+    checks.expect(
+        any(m is not None and torch.equal(m, kpm) for m in model.masks),
+        "call the model as model(tokens, key_padding_mask).",
+    )
+    for q, b, e in zip(model.parameters(), before, expected):
+        checks.expect_close(
+            q.detach() - b,
+            e,
+            "the change of the parameters after one SGD step (lr = 1)",
+            atol=1e-8,
+            mistakes={"the parameters did not change: call loss.backward() and optimizer.step().": torch.zeros_like(e)},
+        )
+    # A second step on the same batch must use the new gradient only, whatever the order of zero_grad and step.
+    expected2 = reference_update(model)
+    before2 = [q.detach().clone() for q in model.parameters()]
+    train_step(model, opt, tok, tgt, kpm)
+    for q, b, e, e1 in zip(model.parameters(), before2, expected2, expected):
+        checks.expect_close(
+            q.detach() - b,
+            e,
+            "the change of the parameters in a second step on the same batch",
+            atol=1e-8,
+            mistakes={
+                "the gradients of the previous step are still there: call "
+                "optimizer.zero_grad() before loss.backward().": e + e1
+            },
+        )
+    # Adam, and a batch without padding
+    adam_model = Probe()
+    adam = torch.optim.Adam(adam_model.parameters(), lr=1e-3)
+    full = torch.randint(0, C, (B, T), generator=g)
+    value = train_step(adam_model, adam, tok, full, torch.zeros(B, T, dtype=torch.bool))
+    with torch.no_grad():
+        checks.expect(math.isfinite(value), "the loss must be finite.")
+
+
+_train_step_hidden()
+### END HIDDEN TESTS
+checks.passed("train_step")
+
+# %% [markdown]
+# ## 6. Train it
+#
+# The loop below draws a fresh padded batch at every step and calls **your** `train_step` on the model built
+# from `PARTS`. The optimiser is Adam, a version of gradient descent that adapts the step of every parameter
+# to the size of its recent gradients (section 8 looks at what that means for the $\sqrt{d_k}$ scaling).
+
+# %%
+LEARNING_RATE, BATCH, STEPS = 2e-2, 64, 100
+
+
+def train(model, steps=STEPS, lr=LEARNING_RATE, seed=0, watch=None, every=10):
+    """Train `model` with Adam and your train_step on fresh padded batches; return the list of losses.
+    watch(step, model), if given, runs every `every` steps (and after the last one)."""
+    optimizer = torch.optim.Adam(model.parameters(), lr=lr, fused=True)  # fused: one update for all parameters
+    data = torch.Generator().manual_seed(1000 + seed)
+    losses = []
+    for step in range(steps):
+        if watch is not None and step % every == 0:
+            watch(step, model)
+        tokens, targets, key_padding_mask = make_batch(BATCH, data)
+        losses.append(train_step(model, optimizer, tokens, targets, key_padding_mask))
+    if watch is not None:
+        watch(steps, model)
+    return losses
+
+
+def evaluate(model, tokens=test_tokens, targets=test_targets, key_padding_mask=test_pad):
+    """(accuracy over the positions with a target, fraction of sequences with every target right)."""
+    with torch.no_grad():
+        predicted = model(tokens, key_padding_mask).argmax(-1)
+    has_target = targets != IGNORE
+    right = predicted == targets
+    return float(right[has_target].float().mean()), float((right | ~has_target).all(-1).float().mean())
+
+
+trained = False
+with ac.student_code("TinyTransformer.forward and train_step"):
+    losses = train(model)
+    accuracy, sequence_accuracy = evaluate(model)
+    trained = True
+    fig, ax = plt.subplots(figsize=(6.4, 3.4))
+    ax.semilogy(losses, color=plots.COLORS[0], label="training loss (one batch per step)")
+    ax.axhline(math.log(N_CLASSES), color=plots.COLORS[1], ls="--", label=f"ln {N_CLASSES}: a model that knows nothing")
+    ax.set_xlabel("training step")
+    ax.set_ylabel("cross-entropy (log scale)")
+    ax.set_title(f"Neighbour pairs: {N_LAYERS} blocks, {N_HEADS} heads, d_model = {D_MODEL}, lr = {LEARNING_RATE:g}")
+    ax.legend()
+    plots.show(
+        fig,
+        alt=f"Training loss of the model built from PARTS over {STEPS} steps, on a log scale: from "
+        f"{losses[0]:.2f} (ln {N_CLASSES} = {math.log(N_CLASSES):.2f}) down to {np.mean(losses[-10:]):.3f} "
+        f"(mean of the last 10 steps).",
+        name="09_loss_curve",
+    )
+    print(
+        f"After {STEPS} steps ({STEPS * BATCH:,} training sequences): mean loss of the last 10 steps "
+        f"{np.mean(losses[-10:]):.3f}. On {len(test_tokens):,} new test sequences the model names {accuracy:.1%} "
+        f"of the pairs right, and gets every pair right in {sequence_accuracy:.1%} of the sequences."
+    )
+
+# %%
+with ac.student_code("TinyTransformer.forward and train_step"):
+    if not trained:
+        raise NotImplementedError()
+    with torch.no_grad():
+        _predicted = model(test_tokens[:4], test_pad[:4]).argmax(-1)
+    for _b in range(4):
+        print(show_sequence(test_tokens[_b], test_targets[_b], _predicted[_b]), "\n")
+
+
+# %% [markdown]
+# ## 7. Explore: what did the heads learn?
+#
+# Every block keeps the attention weights of its last forward pass in `last_weights`, shape
+# `(B, H, T, T)` (row: query position, column: key position). The task needs the key **one to the left**
+# ($j = i-1$) and the key **one to the right** ($j = i+1$) of every inner query $i$. The cell below measures,
+# for every block and head, the average weight that inner queries of the test set put on each of them.
+
+
+# %%
+def neighbour_attention(model, tokens=test_tokens, key_padding_mask=test_pad, targets=test_targets):
+    """Average weight of inner queries on their left neighbour, themselves and their right neighbour:
+    array (n_layers, n_heads, 3)."""
+    with torch.no_grad():
+        model(tokens, key_padding_mask)
+    inner = targets != IGNORE  # (B, T): queries that have both neighbours
+    i = torch.arange(tokens.shape[1])
+    result = []
+    for block in model.blocks:
+        w = block.last_weights  # (B, H, T, T)
+        offsets = [w[:, :, i[1:], i[:-1]], w[:, :, i, i], w[:, :, i[:-1], i[1:]]]
+        rows = [F.pad(offsets[0], (1, 0)), offsets[1], F.pad(offsets[2], (0, 1))]  # back to (B, H, T)
+        result.append(torch.stack([(r * inner[:, None]).sum((0, 2)) / inner.sum() for r in rows], -1))
+    return torch.stack(result).numpy()
+
+
+with ac.student_code("TinyTransformer.forward and train_step"):
+    if not trained:
+        raise NotImplementedError()
+    neighbour_mass = neighbour_attention(model)
+    for layer in range(N_LAYERS):
+        for head in range(N_HEADS):
+            left, itself, right = neighbour_mass[layer, head]
+            print(
+                f"block {layer + 1}, head {head + 1}: left neighbour {left:.0%}, itself {itself:.0%}, "
+                f"right neighbour {right:.0%}"
+            )
+    best_left = np.unravel_index(neighbour_mass[..., 0].argmax(), neighbour_mass.shape[:2])
+    best_right = np.unravel_index(neighbour_mass[..., 2].argmax(), neighbour_mass.shape[:2])
+    print(
+        f"Most weight on the left neighbour: block {best_left[0] + 1}, head {best_left[1] + 1} "
+        f"({neighbour_mass[best_left][0]:.0%}); on the right neighbour: block {best_right[0] + 1}, head "
+        f"{best_right[1] + 1} ({neighbour_mass[best_right][2]:.0%}). Spread evenly over the L real keys, a "
+        f"query would put 1/L on each: from 1/8 = 12.5% (L = 8) to 1/3 = 33% (L = 3)."
+    )
+
+# %% [markdown]
+# ### The attention maps of your trained model, head by head
+#
+# Pick a block, a head and a test sequence. The map shows, for every query position (rows), how much weight it
+# gives to every key position (columns), computed by **your** trained model; the title gives the average
+# weight of the inner queries on their left and on their right neighbour. Padded positions are blank:
+# no query attends to them, and their own rows are never used. Things to look for: which head draws the line
+# just below the diagonal (the left neighbour), which one the line just above it (the right neighbour)? What
+# do the heads of the second block do? Does the picture change from one sequence to the next?
+
+# %%
+EXPLORE = slice(0, 20)  # the first 20 test sequences
+
+
+class HeadMaps(widgets.View):
+    """One head's attention map on one test sequence; built once, then only the image and the texts change."""
+
+    def build(self, block, head, sequence):
+        fig, ax = plt.subplots(figsize=(4.8, 4.3), layout="constrained")
+        self.image = ax.imshow(
+            np.zeros((MAX_LEN, MAX_LEN)), vmin=0, vmax=1, cmap=plots.SEQUENTIAL, interpolation="nearest"
+        )
+        self.image.cmap.set_bad("white")  # padded positions (NaN) stay blank
+        ax.set_xticks(range(MAX_LEN))
+        ax.set_yticks(range(MAX_LEN))
+        ax.set_xlabel("key position j (digits above the map)")
+        ax.set_ylabel("query position i")
+        fig.colorbar(self.image, ax=ax, label="attention weight", shrink=0.85)
+        self.title = ax.set_title(" ")
+        self.digits = [ax.text(j, -0.85, "", ha="center", va="center", fontsize=11) for j in range(MAX_LEN)]
+        ax.set_ylim(MAX_LEN - 0.5, -1.4)  # room above the map for the digits
+        self.dynamic = [self.image, self.title, *self.digits]
+        return fig
+
+    def update(self, block, head, sequence):
+        if not trained:
+            raise NotImplementedError()
+        index = EXPLORE.start + sequence
+        tokens, pad = test_tokens[index : index + 1], test_pad[index : index + 1]
+        with torch.no_grad():
+            model(tokens, pad)  # your model; every block keeps its weights
+        weights = model.blocks[block - 1].last_weights[0, head - 1].numpy()
+        real = ~pad[0].numpy()
+        self.image.set_data(np.where(real[:, None] & real[None, :], weights, np.nan))
+        for j, text in enumerate(self.digits):
+            text.set_text(str(int(tokens[0, j])) if real[j] else "")
+        i = np.arange(1, int(real.sum()) - 1)  # the inner queries
+        self.shares = weights[i, i - 1].mean(), weights[i, i + 1].mean()
+        self.title.set_text(f"block {block}, head {head}: left {self.shares[0]:.0%}, right {self.shares[1]:.0%}")
+
+    def alt(self, block, head, sequence):
+        digits = " ".join(t.get_text() for t in self.digits if t.get_text())
+        return (
+            f"Attention map of block {block}, head {head} on test sequence {sequence} (digits {digits}): the inner "
+            f"queries put {self.shares[0]:.0%} of their weight on the left neighbour and {self.shares[1]:.0%} on the "
+            f"right one."
+        )
+
+
+widgets.explore(
+    HeadMaps(),
+    needs=["allowed_from_padding", "TinyTransformer.forward", "train_step"],
+    block=widgets.dropdown("block", range(1, N_LAYERS + 1)),
+    head=widgets.dropdown("head", range(1, N_HEADS + 1)),
+    sequence=widgets.slider("test sequence", 0, EXPLORE.stop - EXPLORE.start - 1, 0),
+)
+
+# %% [markdown]
+# ## 8. Experiment: take the model apart
+#
+# An **ablation** removes one ingredient and measures what is lost. Each row below trains fresh models with
+# one switch changed, everything else equal: the same sizes, learning rate and number of steps, your
+# `forward` and your `train_step`. The models are built from PyTorch's parts, because switching off a residual
+# connection or a layer norm means changing the block's code (section 4 showed that your parts compute the same
+# function). One training run is not enough to compare: a model's result depends on its random initial
+# weights and on the order of its batches. So every row is trained with **three seeds** (seed $s$ sets both),
+# and the table gives the mean and the range (lowest–highest) of the three runs. Here a difference counts only
+# if the ranges do not overlap — a strict rule, because three seeds are few.
+#
+# * **no positional encoding**: the table `self.pe` is all zeros;
+# * **no $\sqrt{d_k}$ scaling**: the scores are $Q_h K_h^\top$ instead of $Q_h K_h^\top/\sqrt{d_k}$ ($d_k = 16$, so they are 4 times larger);
+# * **one head**: $H = 1$ with $d_k = 32$; the same $d_{\text{model}}$ and the same number of parameters (lesson 6);
+# * **no residual connections**: $x \leftarrow \mathrm{MHA}(\mathrm{LN}_1(x))$ and $x \leftarrow \mathrm{FFN}(\mathrm{LN}_2(x))$;
+# * **no layer norm**: $\mathrm{LN}_1$, $\mathrm{LN}_2$ and the final layer norm are the identity.
+#
+# The 18 training runs are the slowest part of this notebook: one cell per seed, each printing how long it took.
+
+# %%
+ABLATIONS = {  # row name: (switches of the parts, switches of the model)
+    "full model": ({}, {}),
+    "no positional encoding": ({}, dict(use_pe=False)),
+    "no √d_k scaling": (dict(scale=False), {}),
+    "one head (d_k = 32)": ({}, dict(n_heads=1)),
+    "no residual connections": (dict(residual=False), {}),
+    "no layer norm": (dict(layer_norm=False), {}),
+}
+SEEDS = (0, 1, 2)
+PEAK_ROWS = ("full model", "no √d_k scaling")  # rows whose attention is watched during training
+WATCHED = test_tokens[:200], test_pad[:200]  # sequences on which attention is watched during training
+
+
+def attention_peak(model, tokens=WATCHED[0], key_padding_mask=WATCHED[1]):
+    """The largest attention weight of a real query in block 1, averaged over queries and heads
+    (1/L if spread evenly over L keys, 1 if all on one key)."""
+    with torch.no_grad():
+        model(tokens, key_padding_mask)
+    peak = model.blocks[0].last_weights.max(-1).values  # (B, H, T)
+    return float(peak.permute(0, 2, 1)[~key_padding_mask].mean())
+
+
+def test_loss(model):
+    with torch.no_grad():
+        logits = model(test_tokens, test_pad)
+    return float(F.cross_entropy(logits.reshape(-1, N_CLASSES), test_targets.reshape(-1), ignore_index=IGNORE))
+
+
+def run_seed(seed):
+    """Train one model per row of ABLATIONS with this seed; add the results to `runs`."""
+    started = time.perf_counter()
+    for name, (part_switches, model_switches) in ABLATIONS.items():
+        torch.manual_seed(seed)
+        net = TinyTransformer(pytorch_parts(**part_switches), **model_switches)
+        watched = []  # attention peaks, for the two rows the figure shows
+        watch = (lambda step, m: watched.append((step, attention_peak(m)))) if name in PEAK_ROWS else None
+        curve = train(net, seed=seed, watch=watch)
+        runs[name][SEEDS.index(seed)] = dict(
+            accuracy=evaluate(net)[0],
+            test_loss=test_loss(net),
+            curve=curve,
+            peaks=watched,
+            model=net if seed == SEEDS[0] else None,
+        )
+    print(
+        f"Seed {seed}: {len(ABLATIONS)} models trained for {STEPS} steps each in {time.perf_counter() - started:.1f} s."
+    )
+
+
+def summary(name, key):
+    """(mean, lowest, highest) of one measurement over the seeds of one row."""
+    values = np.array([run[key] for run in runs[name]])
+    return values.mean(), values.min(), values.max()
+
+
+def ablation_done():
+    return all(run is not None for row in runs.values() for run in row)
+
+
+runs = {name: [None] * len(SEEDS) for name in ABLATIONS}  # name -> one result per seed
+
+# %% [markdown]
+# One cell per seed:
+
+# %%
+with ac.student_code("TinyTransformer.forward and train_step"):
+    if not trained:
+        raise NotImplementedError()
+    run_seed(SEEDS[0])
+
+# %%
+with ac.student_code("TinyTransformer.forward and train_step"):
+    if not trained:
+        raise NotImplementedError()
+    run_seed(SEEDS[1])
+
+# %%
+with ac.student_code("TinyTransformer.forward and train_step"):
+    if not trained:
+        raise NotImplementedError()
+    run_seed(SEEDS[2])
+
+# %%
+with ac.student_code("TinyTransformer.forward and train_step"):
+    if not ablation_done():
+        raise NotImplementedError()
+    print(
+        f"{'model':<26}{'accuracy: mean (lowest-highest)':>34}{'test loss: mean (lowest-highest)':>36}"
+        f"{'ranges overlap the full model?':>34}"
+    )
+    full_acc, full_loss = summary("full model", "accuracy"), summary("full model", "test_loss")
+    for name in ABLATIONS:
+        acc, loss = summary(name, "accuracy"), summary(name, "test_loss")
+        overlap = lambda a, b: "yes" if a[1] <= b[2] and b[1] <= a[2] else "no"
+        print(
+            f"{name:<26}{acc[0]:>14.1%} ({acc[1]:.1%}-{acc[2]:.1%}){loss[0]:>18.3f} ({loss[1]:.3f}-{loss[2]:.3f})"
+            + (
+                ""
+                if name == "full model"
+                else f"{'accuracy ' + overlap(acc, full_acc):>20}, loss " + overlap(loss, full_loss)
+            )
+        )
+    print(
+        f"\n{len(SEEDS)} seeds per row, {STEPS} steps each; accuracy over the test pairs. The best position-blind model "
+        f"can expect {blind_best:.1%}, chance is {1 / N_CLASSES:.0%}."
+    )
+
+# %%
+with ac.student_code("TinyTransformer.forward and train_step"):
+    if not ablation_done():
+        raise NotImplementedError()
+    names = list(ABLATIONS)
+    fig, (ax_acc, ax_peak) = plt.subplots(
+        1, 2, figsize=(11.5, 4.6), layout="constrained", gridspec_kw={"width_ratios": [1.15, 1]}
+    )
+    means = [summary(n, "accuracy")[0] for n in names]
+    ax_acc.barh(range(len(names)), means, color=[plots.COLORS[1]] + [plots.COLORS[0]] * (len(names) - 1), alpha=0.6)
+    for row, name in enumerate(names):
+        ax_acc.plot(
+            [r["accuracy"] for r in runs[name]],
+            [row] * len(SEEDS),
+            "o",
+            color="black",
+            ms=4,
+            label="one seed" if row == 0 else None,
+        )
+        mean, low, high = summary(name, "accuracy")
+        ax_acc.text(1.03, row, f"{mean:.1%}\n({low:.1%}-{high:.1%})", va="center", fontsize=9)
+    ax_acc.axvline(blind_best, color=plots.COLORS[5], ls="--", label=f"best position-blind ({blind_best:.0%})")
+    ax_acc.axvline(1 / N_CLASSES, color=plots.COLORS[7], ls=":", label=f"chance ({1 / N_CLASSES:.0%})")
+    ax_acc.set_yticks(range(len(names)), names)
+    ax_acc.invert_yaxis()
+    ax_acc.set_xlim(0, 1.32)
+    ax_acc.set_xticks(np.linspace(0, 1, 6))
+    ax_acc.set_xlabel("test accuracy (bar: mean of 3 seeds; right: mean, lowest-highest)")
+    ax_acc.set_title(f"Ablations: {STEPS} steps, seeds {', '.join(map(str, SEEDS))}")
+    ax_acc.legend(loc="upper center", bbox_to_anchor=(0.45, -0.13), ncol=3, fontsize=9)
+    for name, colour, style in zip(PEAK_ROWS, (plots.COLORS[1], plots.COLORS[0]), ("-", "--")):
+        for k, run in enumerate(runs[name]):
+            steps, peak = zip(*run["peaks"])
+            ax_peak.plot(steps, peak, style, color=colour, lw=1.5, label=name if k == 0 else None)
+    ax_peak.set_ylim(0, 1)
+    ax_peak.set_xlabel("training step")
+    ax_peak.set_ylabel("largest attention weight (block 1)")
+    ax_peak.set_title("How peaked attention is during training (3 seeds)")
+    ax_peak.legend(loc="lower right")
+    plots.show(
+        fig,
+        alt="Left: test accuracy of each ablation, mean of three seeds as a bar and each seed as a dot: "
+        + "; ".join(f"{n} {summary(n, 'accuracy')[0]:.0%}" for n in names)
+        + f"; best position-blind model {blind_best:.0%}. Right: the largest attention weight in block 1 during "
+        f"training, with scaling (ends near {np.mean([r['peaks'][-1][1] for r in runs['full model']]):.2f}) and "
+        f"without (ends near {np.mean([r['peaks'][-1][1] for r in runs['no √d_k scaling']]):.2f}).",
+        name="09_ablation",
+    )
+
+
+# %% [markdown]
+# ### A closer look at two rows
+#
+# **Without $\sqrt{d_k}$.** Lesson 3's argument: unscaled scores have a spread $\sqrt{d_k}$ times larger, the
+# softmax saturates (almost all weight on one key), and its gradient becomes tiny. With plain gradient
+# descent, a tiny gradient means a tiny step. Adam is different: it divides the gradient of every parameter by
+# the square root of a running average of its squares, so a parameter whose gradients are ten times smaller
+# takes steps of about the same size. The cell measures the gradient that reaches $W^Q$ of block 1 at
+# initialisation and the size of Adam's first step on $W^Q$ (seed 0), how peaked the attention of block 1 is
+# during training (mean of the three seeds), and where the trained model's first block looks (seed 0).
+#
+# **One head.** With one head per block, a query has one weight distribution per block, but the model has
+# two blocks. The cell also measures where the one-head model (seed 0) looks in each block.
+
+
+# %%
+def first_step(net):
+    """Gradient norm of W^Q in block 1 on the first training batch, and the norm of Adam's first change of W^Q."""
+    tokens, targets, key_padding_mask = make_batch(BATCH, torch.Generator().manual_seed(1000))
+    w_q = lambda: net.blocks[0].self_attn.mha.in_proj_weight[:D_MODEL]
+    optimizer = torch.optim.Adam(net.parameters(), lr=LEARNING_RATE, fused=True)
+    optimizer.zero_grad()
+    logits = net(tokens, key_padding_mask)
+    F.cross_entropy(logits.reshape(-1, N_CLASSES), targets.reshape(-1), ignore_index=IGNORE).backward()
+    gradient, before = float(net.blocks[0].self_attn.mha.in_proj_weight.grad[:D_MODEL].norm()), w_q().detach().clone()
+    optimizer.step()
+    return gradient, float((w_q().detach() - before).norm())
+
+
+with ac.student_code("TinyTransformer.forward and train_step"):
+    if not ablation_done():
+        raise NotImplementedError()
+    step_size = {}
+    for scale in (True, False):
+        torch.manual_seed(SEEDS[0])
+        step_size[scale] = first_step(TinyTransformer(pytorch_parts(scale=scale)))
+    (g_scaled, adam_scaled), (g_unscaled, adam_unscaled) = step_size[True], step_size[False]
+    peaks = {name: np.array([[p for _, p in run["peaks"]] for run in runs[name]]) for name in PEAK_ROWS}
+    print(
+        f"Gradient reaching W^Q of block 1 at initialisation: {g_scaled:.3f} with scaling, {g_unscaled:.3f} without "
+        f"({g_unscaled / g_scaled:.1f} times {'larger' if g_unscaled > g_scaled else 'smaller'})."
+    )
+    print(
+        f"Adam's first change of W^Q: {adam_scaled:.3f} with scaling, {adam_unscaled:.3f} without "
+        f"(plain gradient descent with the same learning rate: {LEARNING_RATE * g_scaled:.4f} and "
+        f"{LEARNING_RATE * g_unscaled:.4f})."
+    )
+    for name, values in peaks.items():
+        print(
+            f"{name}: largest attention weight in block 1 {values[:, 0].mean():.2f} at step 0, "
+            f"{values[:, 1].mean():.2f} at step 10, {values[:, -1].mean():.2f} at step {STEPS} (mean of {len(SEEDS)} seeds)."
+        )
+    unscaled_mass = neighbour_attention(runs["no √d_k scaling"][0]["model"])
+    full_mass = neighbour_attention(runs["full model"][0]["model"])
+    print(
+        f"After training (seed 0), the head of block 1 that looks most at a neighbour puts "
+        f"{full_mass[0][:, [0, 2]].max():.0%} of its weight there with scaling, "
+        f"{unscaled_mass[0][:, [0, 2]].max():.0%} without."
+    )
+    one_head_mass = neighbour_attention(runs["one head (d_k = 32)"][0]["model"])
+    for layer in range(N_LAYERS):
+        left, itself, right = one_head_mass[layer, 0]
+        print(
+            f"One-head model (seed 0), block {layer + 1}: left neighbour {left:.0%}, itself {itself:.0%}, "
+            f"right neighbour {right:.0%}."
+        )
+
+# %% [markdown]
+# ### What the measurements say
+#
+# Compare the ranges in the table, not single numbers. In this run:
+#
+# * **Positions (lesson 7).** Without the positional encoding the model ends close to the best that any
+#   position-blind model can expect, far below the full model: it cannot tell the left neighbour from the
+#   right one, or either from any other digit of the bag.
+# * **Scaling (lesson 3).** Without the division by $\sqrt{d_k}$ the model fails at this learning rate. The
+#   closer look shows that lesson 3's "vanishing gradient" is not what happens at the start: at
+#   initialisation the unscaled scores are not saturated yet, the gradient reaching $W^Q$ is *larger* than
+#   with scaling, and Adam's first step has the same size either way: it moves every entry by about the
+#   learning rate, in the direction of the sign of its gradient, whatever the gradient's size. What differs
+#   is speed: every change of $W^Q$ and $W^K$ moves
+#   the unscaled scores 4 times as far, so after 10 steps the largest weight of a query in block 1 is already
+#   above 0.8 on average, far more peaked than with scaling. At the end the unscaled attention is sharper
+#   still, yet its best head puts only a small share of its weight on a neighbour: sharp attention on the
+#   wrong keys. Lesson 3 showed that a saturated softmax passes little gradient back; Adam rescales small
+#   gradients, yet after 100 steps the attention is still sharp on keys that are not the neighbours.
+# * **Heads (lesson 6).** One head with $d_k = 32$ has the same parameters as two heads with $d_k = 16$, and
+#   it ends clearly below them: the ranges do not overlap. Each query of a block has one weight distribution
+#   per head. Two heads can each give their largest share of weight to one neighbour, one to the left and one
+#   to the right, at the same time (section 7); one head has to share its weight between them, and the printed weights of the one-head
+#   model show it spreading over the left neighbour, the query itself and the right neighbour.
+# * **Residual connections (lesson 8).** Without them the model learns hardly anything in 100 steps, and ends
+#   below even the position-blind limit. Without the skip path, the token and its position reach the head
+#   only through every sublayer in turn, and each sublayer must pass on everything, including what it does
+#   not compute with.
+# * **Layer norm (lesson 8).** Without it the model is a little worse: a lower mean accuracy and a mean test
+#   loss several times higher. Whether the ranges still overlap depends on the seeds (the last column of the
+#   table): the best runs without layer norm come close to the full model, the worst do not. Layer norm keeps
+#   what each sublayer reads at a fixed scale; in this two-block model that buys a small gain, not the
+#   difference between learning and not learning.
+#
+# An ablation answers its question for one task, one size and one training budget: another learning rate,
+# more steps or a deeper model can change the size of every gap. That is why papers report ablations with
+# their settings and several seeds.
+
+# %% [markdown]
+# ## 9. Let's review
+#
+# You built a Transformer encoder from your own parts, and every part came from an earlier lesson:
+#
+# * **Why attention (lesson 1).** Every output position reaches every input position in one step; the
+#   neighbours are one attention hop away.
+# * **Dot products (lesson 2)** score how well a query matches each key; the values of the best-matching keys
+#   are blended into the output.
+# * **Scaling by $\sqrt{d_k}$ (lesson 3)** keeps the scores' spread independent of $d_k$. Without it, this model's
+#   attention became sharply peaked within 10 steps, on keys that were not the neighbours, and training failed —
+#   although the gradient at the start was not small, and Adam's first step was as large as with scaling.
+# * **Softmax and masks (lesson 4)** turn scores into weights that sum to 1; the padding mask gives padded keys
+#   weight 0, so a sequence's outputs do not depend on the padding that follows it. PyTorch's
+#   `key_padding_mask` says `True` = ignore, the course's masks `True` = may attend: convert, and test it.
+# * **$W^Q, W^K, W^V$ and heads (lessons 5 and 6)** are learned. In the trained model, one head of the first
+#   block looked mostly at the left neighbour and another at the right one (section 7), and one head of twice
+#   the width did clearly worse.
+# * **Positional encoding (lesson 7)** is the only thing that tells positions apart: without it the model was
+#   near the best a position-blind model can expect.
+# * **Residual connections and layer norm (lesson 8)** form the residual stream that every block reads from
+#   and adds to; without residuals the model did not learn in 100 steps, without layer norm it was slightly worse.
+# * **This lesson** added the token embedding, the output head, a loss that skips positions without a target
+#   (`ignore_index`), a training loop, and the habit of testing each ingredient by removing it — over
+#   several seeds.
+
+# %% [markdown]
+# ## 10. Check your understanding — the whole course
+#
+# Answer each question by replacing `None`. Multiple-choice answers are a letter in quotes, e.g. `"a"`;
+# numeric answers are a number. The cell after each answer checks only the format; the answer is graded
+# when your notebook is graded.
+#
+# **Q1 (1 point, lesson 1).** An RNN and one self-attention layer both read a 500-token text. How many
+# sequential steps does the signal from token 1 need to reach the output at token 500, in the RNN and in
+# the attention layer?
+#
+# * **a** — 1 and 499 &nbsp; **b** — 499 and 1 &nbsp; **c** — 499 and 499 &nbsp; **d** — 1 and 1
+
+# %% answer="quiz-path-length"
+q1_answer = None
+### BEGIN SOLUTION
+q1_answer = "b"
+### END SOLUTION
+
+# %% tests="quiz-path-length-tests" points=1
+checks.expect_choice(q1_answer, "abcd", "Q1")
+### BEGIN HIDDEN TESTS
+checks.check_choice(q1_answer, "b", "Q1")
+### END HIDDEN TESTS
+checks.passed("Q1 format")
+
+# %% [markdown]
+# **Q2 (1 point, lesson 2).** A query $q = (1, 2)$ is scored against the keys $k_1 = (3, 0)$,
+# $k_2 = (1, 1)$ and $k_3 = (0, 2)$ by dot products. What is the highest score?
+
+# %% answer="quiz-best-score"
+q2_answer = None
+### BEGIN SOLUTION
+q2_answer = 4
+### END SOLUTION
+
+# %% tests="quiz-best-score-tests" points=1
+checks.expect_number(q2_answer, "Q2")
+### BEGIN HIDDEN TESTS
+checks.check_number(q2_answer, float(np.max(np.array([[3, 0], [1, 1], [0, 2]]) @ np.array([1, 2]))), "Q2")
+### END HIDDEN TESTS
+checks.passed("Q2 format")
+
+# %% [markdown]
+# **Q3 (1 point, lesson 3).** The entries of $q$ and $k$ are independent with mean 0 and variance 1,
+# and $d_k = 64$. What is the **standard deviation** of the unscaled score $q \cdot k$?
+
+# %% answer="quiz-score-std"
+q3_answer = None
+### BEGIN SOLUTION
+q3_answer = 8
+### END SOLUTION
+
+# %% tests="quiz-score-std-tests" points=1
+checks.expect_number(q3_answer, "Q3")
+### BEGIN HIDDEN TESTS
+checks.check_number(q3_answer, math.sqrt(64), "Q3")
+### END HIDDEN TESTS
+checks.passed("Q3 format")
+
+# %% [markdown]
+# **Q4 (1 point, lesson 4).** A query has the scores $(2, 2, 2, 2)$ for four keys, and a padding mask
+# hides the last key. What weight does the softmax give to the first key? (Two decimals are enough.)
+
+# %% answer="quiz-masked-weight"
+q4_answer = None
+### BEGIN SOLUTION
+q4_answer = 1 / 3
+### END SOLUTION
+
+# %% tests="quiz-masked-weight-tests" points=1
+checks.expect_number(q4_answer, "Q4")
+### BEGIN HIDDEN TESTS
+checks.check_number(q4_answer, float(torch.softmax(torch.tensor([2.0, 2, 2, -math.inf]), 0)[0]), "Q4", tol=0.01)
+### END HIDDEN TESTS
+checks.passed("Q4 format")
+
+# %% [markdown]
+# **Q5 (1 point, lessons 5 and 6).** How many parameters does the attention of one block of this lesson's
+# model have — its $W^Q, W^K, W^V$ and $W^O$, with $d_{\text{model}} = 32$, 2 heads and no biases?
+
+# %% answer="quiz-attention-params"
+q5_answer = None
+### BEGIN SOLUTION
+q5_answer = 4 * 32 * 32
+### END SOLUTION
+
+# %% tests="quiz-attention-params-tests" points=1
+checks.expect_number(q5_answer, "Q5")
+### BEGIN HIDDEN TESTS
+checks.check_number(q5_answer, sum(p.numel() for p in TorchAttention(32, 2).parameters()), "Q5")
+### END HIDDEN TESTS
+checks.passed("Q5 format")
+
+# %% [markdown]
+# **Q6 (1 point, lesson 6).** This lesson's attention splits $d_{\text{model}} = 32$ into 2 heads. What does
+# each head work with?
+#
+# * **a** — queries, keys and values of size 32 each; the two heads' outputs are added
+# * **b** — queries, keys and values of size 16; the heads' outputs are concatenated (size 32) and multiplied by $W^O$
+# * **c** — queries of size 32, keys and values of size 16
+# * **d** — the first head sees positions $0$ to $T/2 - 1$, the second the rest
+
+# %% answer="quiz-head-size"
+q6_answer = None
+### BEGIN SOLUTION
+q6_answer = "b"
+### END SOLUTION
+
+# %% tests="quiz-head-size-tests" points=1
+checks.expect_choice(q6_answer, "abcd", "Q6")
+### BEGIN HIDDEN TESTS
+checks.check_choice(q6_answer, "b", "Q6")
+### END HIDDEN TESTS
+checks.passed("Q6 format")
+
+# %% [markdown]
+# **Q7 (1 point, lesson 7).** You shuffle the input tokens of a Transformer encoder that has **no**
+# positional encoding (and no padding). What happens to its outputs?
+#
+# * **a** — they do not change at all
+# * **b** — they change in an unpredictable way
+# * **c** — they are shuffled in exactly the same way as the inputs
+# * **d** — they come out in sorted order
+
+# %% answer="quiz-permutation"
+q7_answer = None
+### BEGIN SOLUTION
+q7_answer = "c"
+### END SOLUTION
+
+# %% tests="quiz-permutation-tests" points=1
+checks.expect_choice(q7_answer, "abcd", "Q7")
+### BEGIN HIDDEN TESTS
+checks.check_choice(q7_answer, "c", "Q7")
+### END HIDDEN TESTS
+checks.passed("Q7 format")
+
+# %% [markdown]
+# **Q8 (1 point, this lesson).** A batch is padded to $T = 3$. One sequence has two real tokens, so its
+# `key_padding_mask` (PyTorch's convention) is `[False, False, True]`. In the course's convention, which row of
+# the mask does the query at position 0 of that sequence get?
+#
+# * **a** — `[False, False, True]` &nbsp; **b** — `[True, True, False]` &nbsp; **c** — `[True, False, False]`
+#   &nbsp; **d** — `[True, True, True]`
+
+# %% answer="quiz-mask-row"
+q8_answer = None
+### BEGIN SOLUTION
+q8_answer = "b"
+### END SOLUTION
+
+# %% tests="quiz-mask-row-tests" points=1
+checks.expect_choice(q8_answer, "abcd", "Q8")
+### BEGIN HIDDEN TESTS
+checks.check_choice(q8_answer, "b", "Q8")
+### END HIDDEN TESTS
+checks.passed("Q8 format")
+
+# %% [markdown]
+# **Q9 (1 point, lesson 8 and this lesson).** Which line is the attention half of the pre-LN block that
+# this lesson's model uses (it reads the residual stream `x` and adds to it)?
+#
+# * **a** — `x = x + self_attention(norm1(x))`
+# * **b** — `x = norm1(x) + self_attention(x)`
+# * **c** — `x = norm1(x + self_attention(x))`
+# * **d** — `x = self_attention(norm1(x))`
+
+# %% answer="quiz-pre-ln"
+q9_answer = None
+### BEGIN SOLUTION
+q9_answer = "a"
+### END SOLUTION
+
+# %% tests="quiz-pre-ln-tests" points=1
+checks.expect_choice(q9_answer, "abcd", "Q9")
+### BEGIN HIDDEN TESTS
+checks.check_choice(q9_answer, "a", "Q9")
+### END HIDDEN TESTS
+checks.passed("Q9 format")
+
+# %% [markdown]
+# **Q10 (1 point, this lesson).** A batch of this lesson's task holds two sequences, of lengths 5 and 3, both
+# padded to $T = 8$. Over how many positions does the loss of `train_step` average?
+
+# %% answer="quiz-loss-positions"
+q10_answer = None
+### BEGIN SOLUTION
+q10_answer = 4
+### END SOLUTION
+
+# %% tests="quiz-loss-positions-tests" points=1
+checks.expect_number(q10_answer, "Q10")
+### BEGIN HIDDEN TESTS
+checks.check_number(q10_answer, sum(L - 2 for L in (5, 3)), "Q10")
+### END HIDDEN TESTS
+checks.passed("Q10 format")
+
+# %% [markdown]
+# **Q11 (1 point, this lesson).** In the ablation, why could the model without positional encoding not get
+# close to the full model?
+#
+# * **a** — it had too few parameters
+# * **b** — its output at position $i$ can depend only on $x_i$ and the bag of digits, and the bag does not say which digits stand next to position $i$
+# * **c** — it was trained for too few steps; with ten times more it would reach 100%
+# * **d** — its softmax saturated
+
+# %% answer="quiz-why-no-pe-fails"
+q11_answer = None
+### BEGIN SOLUTION
+q11_answer = "b"
+### END SOLUTION
+
+# %% tests="quiz-why-no-pe-fails-tests" points=1
+checks.expect_choice(q11_answer, "abcd", "Q11")
+### BEGIN HIDDEN TESTS
+checks.check_choice(q11_answer, "b", "Q11")
+### END HIDDEN TESTS
+checks.passed("Q11 format")
+
+# %% [markdown]
+# **Q12 — free answer (4 points, graded by hand).** Follow one inner position $i$ through your trained model,
+# from the tokens to the predicted pair. In 5–8 sentences, name each step, say what it computes and which
+# lesson built it, and explain how the digits at $i-1$ and $i+1$ reach position $i$: which heads bring them
+# (cite your attention maps from section 7 or the printed weights), what the padding mask does on the way, and
+# what the residual stream carries from block to block.
+
+# %% [markdown] manual="quiz-free-follow-a-position" points=4
+# ### BEGIN SOLUTION
+# *Model answer.* Each digit is looked up in the embedding table and the positional encoding of its position
+# is added (lesson 7), so the residual stream at position $i$ says both *what* stands there and *where*. In
+# block 1, layer norm (lesson 8) normalises a copy of the stream, and every head forms queries, keys and values
+# with its $W^Q_h, W^K_h, W^V_h$ (lessons 5–6); the query at $i$ scores every key by a dot product (lesson 2)
+# divided by $\sqrt{d_k}$ (lesson 3), the padded keys are set to $-\infty$ by the mask from
+# `allowed_from_padding` (lesson 4 and this lesson), and the softmax turns the scores into weights. In my maps,
+# head 1 of block 1 puts most of its weight on key $i-1$ and head 2 on key $i+1$ (73% and 52% on average), so
+# their outputs at $i$ are essentially the values of the two neighbours. The heads' outputs are concatenated,
+# multiplied by $W^O$ (lesson 6) and **added** to the stream, so the stream at $i$ now carries its own token,
+# its position and both neighbours; the feed-forward network adds its own computation the same way, and block 2
+# reads and adds in turn. Finally the last layer norm and the linear head turn the vector at $i$ into 25 logits,
+# and the largest is the predicted pair.
+#
+# *Rubric (4 points).* 1 point: embedding + positional encoding as the start, and why the position is needed.
+# 1 point: query/key dot products, scaling, mask and softmax give the attention weights (at least three of the
+# lessons named correctly, the mask's role stated). 1 point: the mechanism — heads whose weights concentrate on
+# the left and right neighbours, citing the student's own maps or printed weights (any correct pattern the
+# student observed, e.g. a head of block 2, counts). 1 point: the rest of the path — concatenation and $W^O$,
+# the residual additions (the stream keeps what earlier parts wrote), feed-forward, final layer norm, head and
+# argmax. No points for restating the question; small slips in lesson numbers cost nothing if the idea is right.
+# ### END SOLUTION

@@ -1,0 +1,2221 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
+#   kernelspec:
+#     display_name: Python 3 (ipykernel)
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # Lesson 10 — A causal decoder: generating text
+#
+# **Attention, from the dot product up** · lesson 10 of 11
+#
+# Lessons 1–9 built an **encoder**: every token looks at every other token, and the model labels
+# what it reads. A **language model** does something else: it reads a text from left to right and,
+# at every position, predicts the *next* token; to write, it picks a token, appends it and predicts
+# again. In this lesson your attention becomes a **decoder** that writes: a causal mask so that no
+# position ever sees the future, cross-attention (how a decoder reads an encoder's output), a small
+# character-level language model trained on nursery rhymes in seconds, three ways of choosing the
+# next character (greedy, temperature, top-k), and the **KV cache** that makes writing fast.
+#
+# **Learning goals.** By the end you can
+# 1. write the probability of a text as a product of next-token probabilities, explain why training
+#    every position at once needs a **causal mask**, build that mask (also when the queries are only
+#    the newest tokens) and show that no position sees the future;
+# 2. extend your multi-head attention to **cross-attention** — queries from one sequence, keys and
+#    values from another — and say where the encoder–decoder Transformer uses it;
+# 3. train a decoder-only language model on the CPU and compare its loss with simple baselines;
+# 4. turn logits into a next-token distribution with a **temperature** and **top-k**, and sample from
+#    it (greedy decoding is the arg max);
+# 5. implement a **KV cache**, show that it gives the same outputs as recomputing everything, and
+#    measure what it saves.
+#
+# **You need:**
+#
+# | what | from lesson |
+# |---|---|
+# | softmax, temperature, boolean masks (**True = may attend**), `scaled_dot_product_attention` | 4 |
+# | the `MultiHeadAttention` module with `W_q`, `W_k`, `W_v`, `W_o`; `load_from_torch`; `nn.MultiheadAttention`'s opposite mask convention | 6 |
+# | positions added to token embeddings (here: a learned table, one of the options of lesson 7) | 7 |
+# | residual connections and layer norm; the pre-LN block | 8 |
+# | token embeddings, an output head, cross-entropy training with Adam | 9 |
+#
+# Where this lesson loads **your own** code from lessons 4 and 6 (for demonstrations only, never for
+# grading), it says so; if those notebooks are not next to this one or not finished, it uses PyTorch's
+# versions instead and tells you.
+#
+# **How the notebook works.** As before: run the cells from top to bottom; replace
+# `raise NotImplementedError()` in the exercise cells; the cell after each exercise runs visible checks,
+# and hidden checks with other shapes run when your notebook is graded.
+
+# %%
+import copy
+import math
+import re
+import time
+from pathlib import Path
+
+import ipywidgets
+import matplotlib.pyplot as plt
+import numpy as np
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+import attention_course as ac
+from attention_course import checks, data, plots, reuse, widgets
+
+ac.setup()
+
+
+# %% [markdown]
+# ## 1. Predicting the next token, and why it needs a mask
+#
+# A language model gives every text $x_0, x_1, \dots, x_{T-1}$ a probability, one token at a time
+# (the chain rule of probability):
+#
+# $$p(x_0, \dots, x_{T-1}) = p(x_0)\; p(x_1 \mid x_0)\; p(x_2 \mid x_0, x_1) \cdots
+#   = \prod_{t=0}^{T-1} p(x_t \mid x_0, \dots, x_{t-1}) .$$
+#
+# So the model only ever has to answer one question: *given the text so far, what comes next?*
+# To **write**, it answers it, picks a token, appends it to the text and asks again.
+#
+# **Training all positions at once.** Feed the model $T$ tokens; its output at position $t$ is a guess
+# for token $t+1$. The targets are the inputs shifted by one, so one forward pass trains $T$
+# predictions:
+#
+# | position $t$ | 0 | 1 | 2 | 3 |
+# |---|---|---|---|---|
+# | input | `h` | `u` | `m` | `p` |
+# | target (next character) | `u` | `m` | `p` | `t` |
+#
+# This is only fair if the output at position $t$ depends on $x_0, \dots, x_t$ and **nothing later**.
+# In an encoder every query attends to every key, so position 0 could simply read token 1 — the very
+# answer it is asked for. Section 3 measures what a model learns when we allow that. The cure is the
+# **causal mask** of lesson 4: query $i$ may attend to key $j$ only if $j \le i$.
+#
+# **Queries that are only the newest tokens.** While generating (section 5) we will often compute
+# queries for the newest $T_q$ tokens only, against the keys of all $T_k$ tokens so far. Query $i$ is
+# then the token at position $T_k - T_q + i$ and may attend to key $j$ exactly when
+# $j \le T_k - T_q + i$: the allowed region ends at the **bottom-right** corner of the $T_q \times T_k$
+# mask. For $T_q = 2$, $T_k = 5$:
+#
+# $$\begin{pmatrix} 1 & 1 & 1 & 1 & 0 \\ 1 & 1 & 1 & 1 & 1 \end{pmatrix}
+# \qquad\text{(query 0 is token 3, query 1 is token 4).}$$
+#
+# ### Exercise 10.1 — the causal mask (2 points)
+#
+# Implement `causal_mask(T_q, T_k=None)`. It returns a **`torch.bool` tensor** of shape `(T_q, T_k)`
+# that is `True` where query $i$ may attend to key $j$ (the course's convention), i.e. where
+# $j \le T_k - T_q + i$. `T_k=None` means $T_k = T_q$ (the usual square mask); you may assume
+# $T_q \le T_k$.
+#
+# <details><summary>Hint</summary>
+#
+# `torch.ones(T_q, T_k, dtype=torch.bool).tril(diagonal=…)` keeps the entries on and below a diagonal
+# that you can shift; or compare positions: `torch.arange(T_k)[None, :] <= …[:, None]`.
+# </details>
+
+
+# %% answer="causal-mask"
+def causal_mask(T_q, T_k=None):
+    """Boolean (T_q, T_k) tensor, True where query i (the token at position T_k - T_q + i) may attend to key j."""
+    ### BEGIN SOLUTION
+    T_k = T_q if T_k is None else T_k
+    return torch.ones(T_q, T_k, dtype=torch.bool).tril(diagonal=T_k - T_q)
+    ### END SOLUTION
+
+
+# %% tests="causal-mask-tests" points=2
+# Visible checks: the type, the square mask of 4 tokens, and the newest 2 of 5 tokens.
+_m = checks.call(causal_mask, 4)
+checks.expect(
+    isinstance(_m, torch.Tensor) and _m.dtype == torch.bool,
+    f"causal_mask must return a torch.bool tensor, not {type(_m).__name__} "
+    f"{getattr(_m, 'dtype', '')}: the model uses it with masked_fill.",
+)
+checks.expect_shape(_m, (4, 4), "causal_mask(4)")
+checks.expect_close(
+    _m,
+    [[1, 0, 0, 0], [1, 1, 0, 0], [1, 1, 1, 0], [1, 1, 1, 1]],
+    "causal_mask(4) (1 = may attend)",
+    mistakes={
+        "the diagonal is blocked: every token may attend to itself (key j ≤ i, not j < i).": [
+            [0, 0, 0, 0],
+            [1, 0, 0, 0],
+            [1, 1, 0, 0],
+            [1, 1, 1, 0],
+        ],
+        "each query also sees the next token: allow keys j ≤ i only.": [
+            [1, 1, 0, 0],
+            [1, 1, 1, 0],
+            [1, 1, 1, 1],
+            [1, 1, 1, 1],
+        ],
+        "the mask is inverted: True means 'may attend', so True goes on and below the diagonal.": [
+            [0, 1, 1, 1],
+            [0, 0, 1, 1],
+            [0, 0, 0, 1],
+            [0, 0, 0, 0],
+        ],
+    },
+)
+checks.expect_close(
+    causal_mask(2, 5),
+    [[1, 1, 1, 1, 0], [1, 1, 1, 1, 1]],
+    "causal_mask(2, 5)",
+    mistakes={
+        "the queries are the newest T_q tokens: query i is the token at position T_k - T_q + i, so the allowed "
+        "region ends at the bottom-right corner (this mask is aligned top-left).": [[1, 0, 0, 0, 0], [1, 1, 0, 0, 0]],
+    },
+)
+
+
+### BEGIN HIDDEN TESTS
+def _causal_mask_hidden():
+    for T_q, T_k in ((1, 1), (6, 6), (3, 7), (1, 9), (5, 8), (9, 9), (2, 2)):
+        i, j = torch.arange(T_q)[:, None] + (T_k - T_q), torch.arange(T_k)[None, :]
+        want = j <= i
+        mistakes = {
+            "the diagonal is blocked: every token may attend to itself (key j ≤ i, not j < i).": j < i,
+            "each query also sees the next token: allow keys j ≤ i only.": j <= i + 1,
+            "the mask is inverted: True means 'may attend', so True goes on and below the diagonal.": ~want,
+        }
+        if T_q != T_k:
+            mistakes[
+                "the queries are the newest T_q tokens: query i is the token at position T_k - T_q + i, so the "
+                "allowed region ends at the bottom-right corner (this mask is aligned top-left)."
+            ] = torch.arange(T_k)[None, :] <= torch.arange(T_q)[:, None]
+        got = causal_mask(T_q, T_k)
+        checks.expect(
+            isinstance(got, torch.Tensor) and got.dtype == torch.bool,
+            f"causal_mask({T_q}, {T_k}) must return a torch.bool tensor.",
+        )
+        checks.expect_close(got, want, f"causal_mask({T_q}, {T_k})", mistakes=mistakes)
+        if T_q == T_k:
+            checks.expect_close(causal_mask(T_q), want, f"causal_mask({T_q}) (T_k defaults to T_q)")
+    # No position ever sees the future: attention with your mask, then change one token at a time.
+    g = torch.Generator().manual_seed(101)
+    T, d = 7, 16
+    x = torch.randn(1, T, d, generator=g, dtype=torch.float64)
+    W_q, W_k, W_v = (torch.randn(d, d, generator=g, dtype=torch.float64) / 4 for _ in range(3))
+    mask = causal_mask(T)
+
+    def attend(inputs):
+        return F.scaled_dot_product_attention(inputs @ W_q, inputs @ W_k, inputs @ W_v, attn_mask=mask)
+
+    base = attend(x)
+    for t in range(T - 1):
+        changed = x.clone()
+        changed[:, t + 1] += torch.randn(d, generator=g, dtype=torch.float64)
+        out = attend(changed)
+        checks.expect(
+            float((out[:, : t + 1] - base[:, : t + 1]).abs().max()) < 1e-12,
+            f"changing only token {t + 1} changed the output at positions ≤ {t}: a position sees the "
+            "future. Query i may attend to key j only if j ≤ i.",
+        )
+        checks.expect(
+            float((out[:, t + 1] - base[:, t + 1]).abs().max()) > 1e-6,
+            f"changing token {t + 1} did not change its own output: every token must attend to itself.",
+        )
+    # The newest 3 of 7 tokens as queries: changing key j may only affect queries at positions ≥ j.
+    k_all, v_all = x @ W_k, x @ W_v
+    q_new = x[:, 4:] @ W_q
+    newest = causal_mask(3, 7)
+    base = F.scaled_dot_product_attention(q_new, k_all, v_all, attn_mask=newest)
+    for j in range(7):
+        k2, v2 = k_all.clone(), v_all.clone()
+        k2[:, j] += 1.0
+        v2[:, j] += 1.0
+        out = F.scaled_dot_product_attention(q_new, k2, v2, attn_mask=newest)
+        for i in range(3):
+            sees = float((out[:, i] - base[:, i]).abs().max()) > 1e-9
+            checks.expect(
+                sees == (j <= 4 + i),
+                f"with causal_mask(3, 7), query {i} (token {4 + i}) {'sees' if sees else 'does not see'} token {j}.",
+            )
+
+
+_causal_mask_hidden()
+### END HIDDEN TESTS
+checks.passed("causal_mask")
+
+
+# %% [markdown]
+# ### Causal self-attention with your lesson-4 function
+#
+# The mask goes straight into the `scaled_dot_product_attention(Q, K, V, mask)` you wrote in lesson 4
+# (numpy, `True` = may attend). The next cell loads **your** function from
+# `../04_softmax/04_softmax.ipynb` if it is there and agrees with PyTorch, and falls back to PyTorch's
+# otherwise. It then runs causal self-attention on six words, changes the embedding of the fourth
+# word (*on*), and measures how much each position's output moves — with the mask and without it.
+
+
+# %%
+def reference_attention(Q, K, V, mask=None):
+    """PyTorch's scaled dot-product attention on numpy arrays, returning (output, weights) like lesson 4's."""
+    q, k, v = (torch.as_tensor(np.asarray(a, dtype=float)) for a in (Q, K, V))
+    scores = q @ k.transpose(-1, -2) / math.sqrt(q.shape[-1])
+    if mask is not None:
+        scores = scores.masked_fill(~torch.as_tensor(np.asarray(mask)), float("-inf"))
+    weights = torch.softmax(scores, dim=-1)
+    return (weights @ v).numpy(), weights.numpy()
+
+
+def from_earlier(lesson, name, reference, *probe):
+    """Your `name` from an earlier lesson if it runs and agrees with `reference` on `probe`; else `reference`."""
+    try:
+        (yours,) = reuse.from_lesson(lesson, name)
+        got, want = yours(*probe), reference(*probe)
+        if checks.is_close(got[0], want[0], atol=1e-6):
+            print(f"Using your {name} from lesson {lesson}.")
+            return yours
+        print(
+            f"Your {name} from lesson {lesson} disagrees with PyTorch's: this lesson uses PyTorch's "
+            "(fix it in that lesson to use yours)."
+        )
+    except NotImplementedError:
+        print(f"Your {name} in lesson {lesson} is not implemented yet: this lesson uses PyTorch's.")
+    except reuse.NotAvailable as why:
+        print(f"{why} This lesson uses PyTorch's {name}.")
+    except Exception as error:
+        print(f"Your {name} from lesson {lesson} raised {type(error).__name__}: {error}. This lesson uses PyTorch's.")
+    return reference
+
+
+_probe = data.rng(3).standard_normal((3, 5, 4))
+lesson4_attention = from_earlier(
+    "04_softmax", "scaled_dot_product_attention", reference_attention, *_probe, np.tril(np.ones((5, 5), dtype=bool))
+)
+
+# %%
+words = data.SHORT_SENTENCE  # "the cat sat on the mat"
+X = data.embed(words, 8)  # (6, 8): one fixed vector per word
+with ac.student_code("causal_mask"):
+    mask6 = causal_mask(len(words)).numpy()  # yours, as a numpy array for lesson 4's function
+    out, weights = lesson4_attention(X, X, X, mask6)
+    X_changed = X.copy()
+    X_changed[3] += data.rng(4).standard_normal(8)  # a different word at position 3 ("on")
+    out_changed, _ = lesson4_attention(X_changed, X_changed, X_changed, mask6)
+    out_open, _ = lesson4_attention(X, X, X)  # no mask: every query sees every key
+    out_open_changed, _ = lesson4_attention(X_changed, X_changed, X_changed)
+    moved = np.abs(out_changed - out).max(axis=-1)
+    moved_open = np.abs(out_open_changed - out_open).max(axis=-1)
+
+    source = "your lesson-4 function" if lesson4_attention is not reference_attention else "PyTorch's"
+    ax = plots.attention_heatmap(weights, words, title=f"Causal self-attention, d_k = 8 ({source})")
+    plots.show(
+        ax.figure,
+        alt=f"Causal attention weights of the six words of '{' '.join(words)}': zero above the "
+        f"diagonal; the first word puts all its weight on itself.",
+        name="10_causal_map",
+    )
+    print("how far each position's output moves when only word 3 ('on') changes:")
+    print("  with the causal mask:", np.array2string(moved, precision=3))
+    print("  without a mask:      ", np.array2string(moved_open, precision=3))
+    print(
+        f"With the mask, positions 0–2 move by exactly {moved[:3].max():.1f}: they cannot see position 3. "
+        f"Without it, all {int((moved_open > 1e-9).sum())} positions move."
+    )
+
+# %% [markdown]
+# **A trap in PyTorch.** `F.scaled_dot_product_attention(q, k, v, is_causal=True)` builds its own causal
+# mask, but when $T_q \ne T_k$ it aligns that mask with the **top-left** corner: query $i$ sees keys
+# $0, \dots, i$. That is right for training ($T_q = T_k$) and wrong for the newest-tokens case above.
+# The cell checks it: values are one-hot, so each output row *is* that query's attention weights.
+
+# %%
+q2, k5 = torch.randn(1, 2, 4, dtype=torch.float64), torch.randn(1, 5, 4, dtype=torch.float64)
+one_hot_values = torch.eye(5, dtype=torch.float64)[None]
+with ac.student_code("causal_mask"):
+    theirs = F.scaled_dot_product_attention(q2, k5, one_hot_values, is_causal=True)[0]
+    ours = F.scaled_dot_product_attention(q2, k5, one_hot_values, attn_mask=causal_mask(2, 5))[0]
+    print(
+        "is_causal=True, T_q = 2, T_k = 5: keys each query sees:",
+        [torch.nonzero(r > 0).ravel().tolist() for r in theirs],
+    )
+    print(
+        "causal_mask(2, 5):                 keys each query sees:",
+        [torch.nonzero(r > 0).ravel().tolist() for r in ours],
+    )
+
+
+# %% [markdown]
+# ## 2. Cross-attention: queries from one sequence, keys and values from another
+#
+# Nothing in attention requires the queries and the keys to come from the same text. In
+# **cross-attention** the queries come from one sequence $X_q \in \mathbb{R}^{T_q \times d_{\text{model}}}$
+# and the keys and values from another, $X_{kv} \in \mathbb{R}^{T_k \times d_{\text{model}}}$:
+#
+# $$Q = X_q W^Q,\quad K = X_{kv} W^K,\quad V = X_{kv} W^V,\qquad
+#   A = \operatorname{softmax}\!\left(\frac{QK^\top}{\sqrt{d_k}}\right) \in \mathbb{R}^{T_q \times T_k},\qquad
+#   \text{output} = A V \in \mathbb{R}^{T_q \times d_v} .$$
+#
+# Row $i$ of $A$ says how query token $i$ spreads its attention over the $T_k$ tokens of the *other*
+# sequence; the weights matrix is no longer square. Self-attention is the special case $X_{kv} = X_q$.
+# With heads, everything of lesson 6 stays: split, attend per head, concatenate, $W^O$.
+#
+# **Where the encoder–decoder Transformer uses it.** The original Transformer was built for
+# translation. Its **encoder** reads the source sentence with (unmasked) self-attention. Its
+# **decoder** writes the translation, and each decoder block has three sublayers, each with a residual
+# connection and a layer norm:
+# 1. **causal self-attention** over the translation written so far (the mask of section 1);
+# 2. **cross-attention**: queries from the decoder, keys and values from the encoder's final output.
+#    There is no causal mask here — the whole source sentence is known before writing starts (only
+#    padding is masked);
+# 3. the feed-forward network.
+#
+# Models built this way include translation models, T5 and the speech recogniser Whisper (the encoder
+# reads audio). **Decoder-only** models, such as the GPT family and the model of section 3, drop the
+# encoder and with it sublayer 2: they keep causal self-attention and the feed-forward network.
+#
+# ### Exercise 10.2 — multi-head attention with a `(x_q, x_kv)` form (4 points)
+#
+# Grow your lesson-6 module into one that does both. The interface is lesson 6's, plus a second input:
+# * `MultiHeadAttention(d_model, num_heads, bias=True)`; store `self.num_heads` and
+#   `self.d_k = d_model // num_heads`; four attributes `self.W_q`, `self.W_k`, `self.W_v`, `self.W_o`,
+#   each `nn.Linear(d_model, d_model, bias=bias)`, and no other parameters;
+# * `forward(x_q, x_kv=None, mask=None)`: queries from `x_q` `(B, T_q, d_model)`, keys and values from
+#   `x_kv` `(B, T_k, d_model)`; `x_kv=None` means self-attention (`x_kv = x_q`). `mask` is `None` or a
+#   boolean `(T_q, T_k)` tensor, **True = may attend**. Returns `(output, weights)` of shapes
+#   `(B, T_q, d_model)` and `(B, num_heads, T_q, T_k)`.
+#
+# Torch operations only, so that gradients flow. Callers pass the mask by name, `mha(x, mask=m)`,
+# because the second positional argument is now `x_kv`.
+#
+# <details><summary>Hint</summary>
+#
+# Split with `t.view(B, T, h, d_k).transpose(1, 2)` — with $T = T_q$ for the queries and $T = T_k$ for
+# the keys and values; block with `scores.masked_fill(~mask, float("-inf"))`; merge with
+# `.transpose(1, 2).reshape(B, T_q, d_model)`.
+# </details>
+#
+# `load_from_torch` (below, as in lesson 6) copies the weights of an `nn.MultiheadAttention` into your
+# module, so that the checks can compare the two. Remember: `nn.MultiheadAttention`'s boolean
+# `attn_mask` means **True = blocked**, the opposite of ours, so it gets `~mask`.
+
+
+# %%
+def load_from_torch(mine, theirs):
+    """Copy the weights of an nn.MultiheadAttention `theirs` into a MultiHeadAttention `mine`."""
+    d = theirs.embed_dim
+    with torch.no_grad():
+        for i, name in enumerate(("W_q", "W_k", "W_v")):
+            getattr(mine, name).weight.copy_(theirs.in_proj_weight[i * d : (i + 1) * d])
+            if theirs.in_proj_bias is not None:
+                getattr(mine, name).bias.copy_(theirs.in_proj_bias[i * d : (i + 1) * d])
+        mine.W_o.weight.copy_(theirs.out_proj.weight)
+        if theirs.out_proj.bias is not None:
+            mine.W_o.bias.copy_(theirs.out_proj.bias)
+    return mine
+
+
+# %% answer="mha-cross"
+class MultiHeadAttention(nn.Module):
+    """Multi-head attention: queries from x_q, keys and values from x_kv (self-attention when x_kv is None)."""
+
+    def __init__(self, d_model, num_heads, bias=True):
+        super().__init__()
+        ### BEGIN SOLUTION
+        assert d_model % num_heads == 0, "num_heads must divide d_model"
+        self.num_heads, self.d_k = num_heads, d_model // num_heads
+        self.W_q = nn.Linear(d_model, d_model, bias=bias)
+        self.W_k = nn.Linear(d_model, d_model, bias=bias)
+        self.W_v = nn.Linear(d_model, d_model, bias=bias)
+        self.W_o = nn.Linear(d_model, d_model, bias=bias)
+        ### END SOLUTION
+
+    def forward(self, x_q, x_kv=None, mask=None):
+        """x_q: (B, T_q, d_model); x_kv: (B, T_k, d_model) or None (= x_q); mask: None or bool (T_q, T_k),
+        True = may attend. Returns (output (B, T_q, d_model), weights (B, num_heads, T_q, T_k))."""
+        ### BEGIN SOLUTION
+        x_kv = x_q if x_kv is None else x_kv
+        B, T_q, d_model = x_q.shape
+        T_k = x_kv.shape[1]
+        q = self.W_q(x_q).view(B, T_q, self.num_heads, self.d_k).transpose(1, 2)  # (B, h, T_q, d_k)
+        k = self.W_k(x_kv).view(B, T_k, self.num_heads, self.d_k).transpose(1, 2)  # (B, h, T_k, d_k)
+        v = self.W_v(x_kv).view(B, T_k, self.num_heads, self.d_k).transpose(1, 2)  # (B, h, T_k, d_k)
+        scores = q @ k.transpose(-2, -1) / self.d_k**0.5  # (B, h, T_q, T_k)
+        if mask is not None:
+            scores = scores.masked_fill(~mask, float("-inf"))
+        weights = torch.softmax(scores, dim=-1)
+        merged = (weights @ v).transpose(1, 2).reshape(B, T_q, d_model)
+        return self.W_o(merged), weights
+        ### END SOLUTION
+
+
+# %% tests="mha-cross-tests" points=4
+# Visible checks: the interface, cross-attention with T_q ≠ T_k, and causal self-attention, all compared
+# with nn.MultiheadAttention holding the same weights.
+_mine = checks.call(MultiHeadAttention, 8, 2)
+for _name in ("W_q", "W_k", "W_v", "W_o"):
+    checks.expect(isinstance(getattr(_mine, _name, None), nn.Linear), f"self.{_name} must be an nn.Linear layer.")
+    checks.expect_shape(getattr(_mine, _name).weight, (8, 8), f"self.{_name}.weight for d_model = 8")
+checks.expect(
+    getattr(_mine, "num_heads", None) == 2 and getattr(_mine, "d_k", None) == 4,
+    "store self.num_heads and self.d_k = d_model // num_heads.",
+)
+torch.manual_seed(1)
+_theirs = nn.MultiheadAttention(8, 2, batch_first=True)
+with torch.no_grad():
+    _theirs.in_proj_bias.normal_()  # PyTorch starts biases at 0: make them count
+    _theirs.out_proj.bias.normal_()
+load_from_torch(_mine, _theirs)
+_x_q, _x_kv = torch.randn(3, 4, 8), torch.randn(3, 6, 8)  # 4 queries read 6 keys and values
+
+
+def _forward(*args, **kwargs):
+    return _mine(*args, **kwargs)
+
+
+_forward.__name__ = "MultiHeadAttention.forward"
+try:
+    _result = checks.call(_forward, _x_q, _x_kv)
+except RuntimeError as _error:
+    raise AssertionError(
+        f"forward(x_q, x_kv) with T_q = 4 queries and T_k = 6 keys raised RuntimeError ({_error}). "
+        "Usually the queries, keys or values come from the wrong input: queries come from x_q, keys "
+        "and values from x_kv."
+    ) from None
+checks.expect(isinstance(_result, tuple) and len(_result) == 2, "forward must return a tuple (output, weights).")
+checks.expect(
+    tuple(_result[1].shape)[-2:] != (4, 4),
+    "the weights are T_q × T_q: the keys (and values) come from x_q; in cross-attention they come from x_kv.",
+)
+checks.expect(
+    tuple(_result[1].shape)[-2:] != (6, 6), "the weights are T_k × T_k: the queries come from x_kv; they come from x_q."
+)
+checks.expect_shape(_result[0], (3, 4, 8), "the output for x_q (3, 4, 8) and x_kv (3, 6, 8)")
+checks.expect_shape(_result[1], (3, 2, 4, 6), "the weights for x_q (3, 4, 8) and x_kv (3, 6, 8) with 2 heads")
+_causal = torch.ones(4, 4, dtype=torch.bool).tril()  # True = may attend
+_pattern = (torch.arange(4)[:, None] + torch.arange(6)[None, :]) % 3 != 0  # every row keeps some keys and blocks some
+_no_w_o = copy.deepcopy(_theirs)  # the same layer with W_O = I: no projection
+with torch.no_grad():
+    _no_w_o.out_proj.weight.copy_(torch.eye(8))
+    _no_w_o.out_proj.bias.zero_()
+_cases = (
+    ((_x_q, _x_kv), {}, (_x_q, _x_kv, _x_kv), {}, "cross-attention (T_q = 4, T_k = 6)"),
+    ((_x_q, _x_kv), {"mask": _pattern}, (_x_q, _x_kv, _x_kv), {"attn_mask": ~_pattern}, "cross-attention with a mask"),
+    ((_x_q,), {"mask": _causal}, (_x_q, _x_q, _x_q), {"attn_mask": ~_causal}, "causal self-attention (x_kv=None)"),
+)
+try:
+    for _args, _kwargs, _their_args, _their_kwargs, _what in _cases:
+        _out, _w = _mine(*_args, **_kwargs)
+        _want, _want_w = _theirs(*_their_args, **_their_kwargs, need_weights=True, average_attn_weights=False)
+        _mistakes = {"the output projection W_o is not applied.": _no_w_o(*_their_args, **_their_kwargs)[0]}
+        if _kwargs:  # nn.MultiheadAttention given OUR mask blocks what we allow: the inverted-mask result
+            _mistakes["the mask is inverted: True means 'may attend', so fill -inf where the mask is False."] = _theirs(
+                *_their_args, attn_mask=_kwargs["mask"]
+            )[0]
+        checks.expect_close(
+            _out,
+            _want,
+            f"your output for {_what}, compared with nn.MultiheadAttention's",
+            atol=1e-5,
+            mistakes=_mistakes,
+        )
+        checks.expect_close(_w, _want_w, f"your weights for {_what}, compared with nn.MultiheadAttention's", atol=1e-5)
+except AssertionError as _error:
+    raise AssertionError(
+        f"{_error} Usual causes: keys or values taken from x_q instead of x_kv, queries taken from "
+        "x_kv, an inverted mask (True = may attend), dividing by sqrt(d_model) instead of "
+        "sqrt(d_k), a missing W_o."
+    ) from None
+
+
+### BEGIN HIDDEN TESTS
+def _mha_cross_hidden():
+    g = torch.Generator().manual_seed(102)
+    B, d, h = 2, 48, 3  # d_k = 16
+    dk = d // h
+    for bias in (True, False):
+        theirs = nn.MultiheadAttention(d, h, bias=bias, batch_first=True).double()
+        with torch.no_grad():
+            for p in theirs.parameters():
+                p.copy_(
+                    torch.randn(p.shape, generator=g, dtype=torch.float64) * (1.5 / d**0.5 if p.dim() == 2 else 0.5)
+                )
+        mine = MultiHeadAttention(d, h, bias=bias).double()
+        n_mine, n_theirs = sum(p.numel() for p in mine.parameters()), sum(p.numel() for p in theirs.parameters())
+        checks.expect(
+            n_mine == n_theirs,
+            f"with bias={bias} your module has {n_mine} parameters, nn.MultiheadAttention "
+            f"{n_theirs}: four nn.Linear(d_model, d_model, bias=bias) layers only.",
+        )
+        load_from_torch(mine, theirs)
+        Wq, Wk, Wv = (theirs.in_proj_weight[i * d : (i + 1) * d] for i in range(3))
+        bq, bk, bv = (
+            theirs.in_proj_bias[i * d : (i + 1) * d] if bias else torch.zeros(d, dtype=torch.float64) for i in range(3)
+        )
+        Wo, bo = theirs.out_proj.weight, theirs.out_proj.bias if bias else torch.zeros(d, dtype=torch.float64)
+
+        def variant(kind, x_q, x_kv, mask, weights=(Wq, Wk, Wv, Wo, bq, bk, bv, bo)):
+            Wq, Wk, Wv, Wo, bq, bk, bv, bo = weights
+            src_q = x_kv if kind == "q from kv" else x_q
+            src_k = x_q if kind in ("kv from q", "k from q") else x_kv
+            src_v = x_q if kind in ("kv from q", "v from q") else x_kv
+
+            def split(t):
+                return t.reshape(B, t.shape[1], h, dk).transpose(1, 2)
+
+            q, k, v = split(src_q @ Wq.T + bq), split(src_k @ Wk.T + bk), split(src_v @ Wv.T + bv)
+            s = q @ k.transpose(-1, -2) / (d**0.5 if kind == "scale" else dk**0.5)
+            if mask is not None:
+                s = s.masked_fill(mask if kind == "inverted" else ~mask, float("-inf"))
+            merged = (torch.softmax(s, -1) @ v).transpose(1, 2).reshape(B, q.shape[2], d)
+            return merged if kind == "no W_O" else merged @ Wo.T + bo
+
+        names = {
+            "kv from q": "the keys and values come from x_q: in cross-attention they come from x_kv.",
+            "k from q": "the keys come from x_q: keys (like values) come from x_kv.",
+            "v from q": "the values come from x_q: values (like keys) come from x_kv.",
+            "q from kv": "the queries come from x_kv: queries come from x_q.",
+            "scale": "the scores are divided by sqrt(d_model): each head has width d_k = d_model / h, divide by sqrt(d_k).",
+            "no W_O": "the output projection W_o is not applied.",
+            "inverted": "the mask is inverted: True means 'may attend', so fill -inf where the mask is False.",
+        }
+        # T_q = T_k with two different inputs, so that every mix-up has the right shape and can be named
+        x_q, x_kv = (torch.randn(B, 5, d, generator=g, dtype=torch.float64) for _ in range(2))
+        pattern = (torch.arange(5)[:, None] + 2 * torch.arange(5)[None, :]) % 3 != 0  # every row keeps some keys
+        for mask in (None, pattern):
+            with torch.no_grad():
+                want, want_w = theirs(
+                    x_q,
+                    x_kv,
+                    x_kv,
+                    attn_mask=None if mask is None else ~mask,
+                    need_weights=True,
+                    average_attn_weights=False,
+                )
+                mistakes = {
+                    text: variant(kind, x_q, x_kv, mask)
+                    for kind, text in names.items()
+                    if mask is not None or kind != "inverted"
+                }
+                out, w = mine(x_q, x_kv, mask=mask)
+            what = f"(d_model = 48, 3 heads, bias={bias}, T_q = T_k = 5, {'no' if mask is None else 'a'} mask)"
+            checks.expect_close(
+                out, want, f"cross-attention {what}, compared with nn.MultiheadAttention", atol=1e-8, mistakes=mistakes
+            )
+            checks.expect_close(w, want_w, f"the weights {what}", atol=1e-8)
+        # T_q ≠ T_k, with and without a mask; one sequence pair per batch element
+        x_q, x_kv = (
+            torch.randn(B, 4, d, generator=g, dtype=torch.float64),
+            torch.randn(B, 7, d, generator=g, dtype=torch.float64),
+        )
+        rect = torch.rand(4, 7, generator=g) < 0.6
+        rect[:, 2] = True
+        for mask in (None, rect):
+            with torch.no_grad():
+                want, want_w = theirs(
+                    x_q,
+                    x_kv,
+                    x_kv,
+                    attn_mask=None if mask is None else ~mask,
+                    need_weights=True,
+                    average_attn_weights=False,
+                )
+                out, w = mine(x_q, x_kv, mask=mask)
+            checks.expect_shape(w, (B, h, 4, 7), "the weights for T_q = 4 queries and T_k = 7 keys")
+            checks.expect_close(
+                out, want, f"cross-attention with T_q = 4, T_k = 7 ({'no' if mask is None else 'a'} mask)", atol=1e-8
+            )
+            checks.expect_close(w, want_w, "the weights with T_q = 4, T_k = 7", atol=1e-8)
+    # causal self-attention never looks ahead: change token t + 1, the outputs at positions ≤ t stay
+    T = 6
+    x = torch.randn(B, T, d, generator=g, dtype=torch.float64)
+    causal = torch.ones(T, T, dtype=torch.bool).tril()
+    with torch.no_grad():
+        base = mine(x, mask=causal)[0]
+        checks.expect_close(
+            base,
+            theirs(x, x, x, attn_mask=~causal, need_weights=False)[0],
+            "causal self-attention (x_kv=None), compared with nn.MultiheadAttention",
+            atol=1e-8,
+        )
+        for t in range(T - 1):
+            changed = x.clone()
+            changed[:, t + 1] += 1.0
+            out = mine(changed, mask=causal)[0]
+            checks.expect(
+                float((out[:, : t + 1] - base[:, : t + 1]).abs().max()) < 1e-12,
+                f"with a causal mask, changing token {t + 1} changed the outputs at positions ≤ {t}: "
+                "apply the mask to the scores before the softmax.",
+            )
+    # gradients reach every projection and both inputs
+    x_q = torch.randn(B, 3, d, dtype=torch.float64, requires_grad=True)
+    x_kv = torch.randn(B, 5, d, dtype=torch.float64, requires_grad=True)
+    mine.zero_grad()
+    mine(x_q, x_kv)[0].pow(2).sum().backward()
+    for name in ("W_q", "W_k", "W_v", "W_o"):
+        grad = getattr(mine, name).weight.grad
+        checks.expect(
+            grad is not None and float(grad.abs().sum()) > 0,
+            f"no gradient reaches self.{name}: use torch operations only (no numpy, no .detach()).",
+        )
+    checks.expect(
+        x_kv.grad is not None and float(x_kv.grad.abs().sum()) > 0,
+        "no gradient reaches x_kv: the keys and values must be computed from x_kv with torch operations.",
+    )
+
+
+_mha_cross_hidden()
+### END HIDDEN TESTS
+checks.passed("MultiHeadAttention")
+
+# %% [markdown]
+# **Your lesson-6 module is the self-attention special case.** The cell below loads your lesson-6
+# `MultiHeadAttention` (if it is there and finished), copies its weights into the new module, and
+# compares the two on causal self-attention.
+
+# %%
+with ac.student_code("MultiHeadAttention"):
+    torch.manual_seed(2)
+    new = MultiHeadAttention(16, 4)
+    x16 = torch.randn(2, 7, 16)
+    try:
+        (Lesson6MHA,) = reuse.from_lesson("06_multi_head", "MultiHeadAttention")
+        old = Lesson6MHA(16, 4)
+        old.load_state_dict(new.state_dict())  # same attribute names: W_q, W_k, W_v, W_o
+        with torch.no_grad():
+            gap = (old(x16, causal_mask(7))[0] - new(x16, mask=causal_mask(7))[0]).abs().max().item()
+        print(
+            f"your lesson-6 module and your new module, same weights, causal self-attention on 7 tokens: "
+            f"largest difference {gap:.1e}"
+        )
+    except NotImplementedError:
+        print("Your lesson-6 MultiHeadAttention is not finished, so there is nothing to compare with.")
+    except reuse.NotAvailable as why:
+        print(f"{why} (Nothing to compare with.)")
+    except Exception as error:
+        print(f"Your lesson-6 MultiHeadAttention raised {type(error).__name__}: {error}")
+
+# %% [markdown]
+# **Cross-attention at work.** To see what a cross-attention map looks like, we build one by hand — a
+# stand-in for what a trained translation model learns. The decoder has written the French
+# *le chat noir dort*; the encoder has read the English *the black cat is sleeping*. We give every
+# French word the embedding of its English translation ($d_{\text{model}} = 16$), and use your module
+# with one head and $W^Q = W^K = W^V = W^O = I$ (no biases), so a score is the dot product of the two
+# embeddings divided by $\sqrt{16}$.
+
+# %%
+french = "le chat noir dort".split()
+english = "the black cat is sleeping".split()
+translation = {"le": "the", "chat": "cat", "noir": "black", "dort": "sleeping"}
+x_french = torch.tensor(data.embed([translation[w] for w in french], 16), dtype=torch.float32)[None]  # (1, 4, 16)
+x_english = torch.tensor(data.embed(english, 16), dtype=torch.float32)[None]  # (1, 5, 16)
+
+with ac.student_code("MultiHeadAttention"):
+    cross = MultiHeadAttention(16, 1)
+    with torch.no_grad():
+        for layer in (cross.W_q, cross.W_k, cross.W_v, cross.W_o):
+            layer.weight.copy_(torch.eye(16))
+            layer.bias.zero_()
+        _, cross_weights = cross(x_french, x_english)  # queries: French; keys and values: English
+    cross_weights = cross_weights[0, 0]  # (4, 5): not square
+    ax = plots.attention_heatmap(
+        cross_weights, french, english, title="Cross-attention: French queries, English keys (hand-built)"
+    )
+    ax.set_xlabel("key: English word (encoder)")
+    ax.set_ylabel("query: French word (decoder)")
+    best = [english[j] for j in cross_weights.argmax(-1).tolist()]
+    plots.show(
+        ax.figure,
+        alt="Cross-attention weights, 4 French words (rows) over 5 English words (columns); "
+        "each French word puts most weight on its translation: "
+        + ", ".join(f"{f} → {e}" for f, e in zip(french, best, strict=True)),
+        name="10_cross_attention",
+    )
+    print(f"weights shape {tuple(cross_weights.shape)} (T_q × T_k); row sums {cross_weights.sum(-1).numpy().round(6)}")
+    for i, f in enumerate(french):
+        j = int(cross_weights[i].argmax())
+        print(f"'{f}' puts {cross_weights[i, j]:.0%} of its attention on '{english[j]}'")
+    print(
+        "every French word's largest weight is on its translation:",
+        all(translation[f] == e for f, e in zip(french, best, strict=True)),
+    )
+
+# %% [markdown]
+# The map is $4 \times 5$: one row per French word, one column per English word. The word order
+# differs between the languages (*chat noir* but *black cat*), and cross-attention does not care: each
+# query finds its key wherever it is. No mask was needed, because the whole English sentence exists
+# before the first French word is written.
+
+# %% [markdown]
+# ## 3. A tiny language model that writes nursery rhymes
+#
+# ### The text
+#
+# The course ships a small public-domain text next to this notebook: traditional English nursery
+# rhymes, in `nursery_rhymes.txt`. We lowercase it and treat every **character** as a token — a
+# vocabulary of a few dozen symbols, so the model stays tiny. The cell prints the sizes.
+
+# %%
+text = Path("nursery_rhymes.txt").read_text(encoding="utf-8").lower()
+vocab = sorted(set(text))  # every distinct character
+V = len(vocab)
+char_to_id = {c: i for i, c in enumerate(vocab)}
+SHOWN = {" ": "␣", "\n": "⏎"}  # how spaces and line breaks are drawn in figures
+
+
+def encode(s):
+    """A string (lowercase, characters of the text only) -> int64 tensor of token ids."""
+    return torch.tensor([char_to_id[c] for c in s], dtype=torch.long)
+
+
+def decode(ids):
+    """Token ids -> the string."""
+    return "".join(vocab[i] for i in ids.tolist())
+
+
+def shown(c):
+    return SHOWN.get(c, c)
+
+
+ids = encode(text)
+n_rhymes = text.count("\n\n") + 1
+print(f"{len(text):,} characters, {n_rhymes} rhymes, {len(text.split()):,} words; vocabulary of V = {V} characters:")
+print("".join(shown(c) for c in vocab))
+print(f"encode('humpty') = {encode('humpty').tolist()}  ->  decode(...) = {decode(encode('humpty'))!r}")
+
+# %% [markdown]
+# ### Baselines: how surprised is a model that ignores context?
+#
+# A language model is scored by its **cross-entropy**, the average of $-\ln p(\text{correct next
+# character})$ in nats (the loss of lesson 9). $e^{\text{loss}}$, the **perplexity**, reads as "as unsure
+# as a uniform choice among this many characters". Three yardsticks, all measured on this text:
+# * **uniform**: every character equally likely, loss $\ln V$;
+# * **unigram**: each character with its frequency in the text, ignoring context;
+# * **bigram**: the next character given only the previous one, with probabilities counted on this very
+#   text. No model that looks only at the previous character can do better than the bigram on this text:
+#   the counted frequencies are the best such model for it.
+
+# %%
+uniform_loss = math.log(V)
+freq = torch.bincount(ids, minlength=V).double() / len(ids)
+unigram_loss = float(-freq[ids].log().mean())
+pairs = torch.zeros(V, V, dtype=torch.float64)
+pairs.index_put_((ids[:-1], ids[1:]), torch.ones(len(ids) - 1, dtype=torch.float64), accumulate=True)
+bigram = pairs / pairs.sum(-1, keepdim=True)  # P(next | previous), counted on the text
+for name, loss in (
+    ("uniform", uniform_loss),
+    ("unigram", unigram_loss),
+    ("bigram", float(-bigram[ids[:-1], ids[1:]].log().mean())),
+):
+    print(f"{name:>8}: {loss:.3f} nats per character, perplexity {math.exp(loss):5.1f}")
+
+
+# %% [markdown]
+# ### The model
+#
+# A decoder-only Transformer, like GPT but tiny. Everything in it is from earlier lessons, except that
+# the attention is **yours, with your causal mask**:
+#
+# $$x^{(0)}_t = E_{\text{token}}[x_t] + E_{\text{pos}}[t], \qquad
+#   h = x + \operatorname{MHA}\big(\mathrm{LN}_1(x), \text{mask} = \text{causal}\big), \qquad
+#   x' = h + \operatorname{FFN}\big(\mathrm{LN}_2(h)\big),$$
+#
+# then a final layer norm and a linear head that gives $V$ logits at every position. The blocks are
+# **pre-LN** (lesson 8), as in GPT-2. The positions are a *learned* table $E_{\text{pos}}$ with one row
+# for each of `max_len` positions, so this model can read at most `max_len` characters at once.
+#
+# The class below is given. `forward(tokens, caches=None)` is the full computation; the `caches`
+# argument is for section 5 — ignore it until then.
+
+
+# %%
+class DecoderBlock(nn.Module):
+    """Pre-LN decoder block: x + MHA(LN(x)) with a causal mask, then x + FFN(LN(x))."""
+
+    def __init__(self, d_model, n_heads, d_ff, causal=True):
+        super().__init__()
+        self.ln1, self.ln2 = nn.LayerNorm(d_model), nn.LayerNorm(d_model)
+        self.attn = MultiHeadAttention(d_model, n_heads)  # yours (exercise 10.2)
+        self.ff = nn.Sequential(nn.Linear(d_model, d_ff), nn.ReLU(), nn.Linear(d_ff, d_model))
+        self.causal, self.last_weights = causal, None
+
+    def forward(self, x, cache=None):
+        h = self.ln1(x)
+        if cache is None:  # everything at once
+            mask = causal_mask(x.shape[1]) if self.causal else None  # yours (exercise 10.1)
+            a, weights = self.attn(h, mask=mask)
+        else:  # section 5: the newest tokens only
+            past = cache["k"].shape[2] if "k" in cache else 0
+            mask = causal_mask(x.shape[1], past + x.shape[1]) if x.shape[1] > 1 else None
+            a, weights = attend_with_cache(self.attn, h, cache, mask)  # yours (exercise 10.4)
+        self.last_weights = weights.detach()  # (B, n_heads, T_new, T_total)
+        x = x + a
+        return x + self.ff(self.ln2(x))
+
+
+class TinyDecoder(nn.Module):
+    """Token + position embeddings, n_layers decoder blocks, a final layer norm and a linear head."""
+
+    def __init__(self, vocab_size, d_model, n_heads, n_layers, max_len, causal=True):
+        super().__init__()
+        self.max_len = max_len
+        self.tok = nn.Embedding(vocab_size, d_model)
+        self.pos = nn.Embedding(max_len, d_model)  # one learned vector per position
+        self.blocks = nn.ModuleList([DecoderBlock(d_model, n_heads, 4 * d_model, causal) for _ in range(n_layers)])
+        self.ln = nn.LayerNorm(d_model)
+        self.head = nn.Linear(d_model, vocab_size)
+
+    def forward(self, tokens, caches=None):
+        """tokens: int64 (B, T) -> logits (B, T, vocab_size). With `caches` (one dict per block), `tokens`
+        are the newest tokens, which follow the ones already in the caches."""
+        past = caches[0]["k"].shape[2] if caches and "k" in caches[0] else 0
+        T = tokens.shape[1]
+        if past + T > self.max_len:
+            raise ValueError(f"this model knows {self.max_len} positions; {past} + {T} tokens do not fit")
+        x = self.tok(tokens) + self.pos(torch.arange(past, past + T))
+        for i, block in enumerate(self.blocks):
+            x = block(x, None if caches is None else caches[i])
+        return self.head(self.ln(x))
+
+
+# %% [markdown]
+# ### Training
+#
+# Every step draws 16 random windows of `MAX_LEN + 1` characters from the text; the first `MAX_LEN`
+# are the input and the last `MAX_LEN` (shifted by one) are the targets — `MAX_LEN` predictions per
+# window, trained in one pass, which the causal mask makes honest. Adam with weight decay (`AdamW`)
+# does the updates. After training we measure the loss on the whole text, cut into consecutive windows.
+
+# %%
+D_MODEL, N_HEADS, N_LAYERS, MAX_LEN = 48, 4, 2, 32  # d_k = 12; the model reads at most 32 characters
+BATCH, STEPS, LEARNING_RATE = 16, 400, 1e-2
+
+
+def random_windows(generator, batch=BATCH, length=MAX_LEN):
+    """(inputs, targets), two int64 tensors (batch, length): random windows of the text, targets shifted by one."""
+    start = torch.randint(0, len(ids) - length - 1, (batch,), generator=generator)
+    windows = torch.stack([ids[s : s + length + 1] for s in start.tolist()])
+    return windows[:, :-1], windows[:, 1:]
+
+
+def train(net, steps, seed=0):
+    """Train `net` with AdamW on random windows; return the loss of every step."""
+    optimizer = torch.optim.AdamW(net.parameters(), lr=LEARNING_RATE)
+    generator, losses = torch.Generator().manual_seed(seed), []
+    for _ in range(steps):
+        inputs, targets = random_windows(generator)
+        loss = F.cross_entropy(net(inputs).reshape(-1, V), targets.reshape(-1))
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        losses.append(loss.item())
+    return losses
+
+
+n_windows = (len(ids) - 1) // MAX_LEN
+eval_inputs = ids[: n_windows * MAX_LEN].view(n_windows, MAX_LEN)  # the whole text, in windows
+eval_targets = ids[1 : n_windows * MAX_LEN + 1].view(n_windows, MAX_LEN)
+bigram_loss = float(-bigram[eval_inputs, eval_targets].log().mean())  # on exactly the same predictions
+
+
+def text_loss(net):
+    """Cross-entropy (nats per character) of `net` over the whole text."""
+    with torch.no_grad():
+        return F.cross_entropy(net(eval_inputs).reshape(-1, V), eval_targets.reshape(-1)).item()
+
+
+model = None  # built below, from your classes
+with ac.student_code("causal_mask and MultiHeadAttention"):
+    torch.manual_seed(0)
+    model = TinyDecoder(V, D_MODEL, N_HEADS, N_LAYERS, MAX_LEN)
+    n_params = sum(p.numel() for p in model.parameters())
+    print(
+        f"TinyDecoder: {N_LAYERS} blocks, d_model = {D_MODEL}, {N_HEADS} heads (d_k = {D_MODEL // N_HEADS}), "
+        f"d_ff = {4 * D_MODEL}, max_len = {MAX_LEN}, vocabulary {V}: {n_params:,} parameters."
+    )
+    start = time.perf_counter()
+    losses = train(model, STEPS)
+    train_seconds = time.perf_counter() - start
+    model_loss = text_loss(model)
+
+    fig, ax = plt.subplots(figsize=(8, 4.4), layout="constrained")
+    ax.plot(losses, color=plots.COLORS[0], lw=1, label="your model, training batches")
+    ax.plot(
+        np.arange(19, STEPS),
+        np.convolve(losses, np.ones(20) / 20, mode="valid"),
+        color=plots.COLORS[0],
+        lw=2.5,
+        label="… mean of the last 20 steps",
+    )
+    for loss, label, colour, style in (
+        (uniform_loss, "uniform", plots.COLORS[7], ":"),
+        (unigram_loss, "unigram", plots.COLORS[1], "--"),
+        (bigram_loss, "bigram (best previous-character-only model)", plots.COLORS[5], "-."),
+    ):
+        ax.axhline(loss, color=colour, ls=style, lw=1.5, label=f"{label}: {loss:.2f}")
+    ax.set_xlabel("training step")
+    ax.set_ylabel("cross-entropy (nats per character)")
+    ax.set_title(
+        f"TinyDecoder, d_model = {D_MODEL}, {N_LAYERS} blocks, batch {BATCH} × {MAX_LEN}, lr = {LEARNING_RATE:g}"
+    )
+    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=3)
+    plots.show(
+        fig,
+        alt=f"Training loss of the tiny decoder over {STEPS} steps, falling from about "
+        f"{losses[0]:.1f} to {np.mean(losses[-20:]):.2f} nats per character, below the unigram "
+        f"({unigram_loss:.2f}) and bigram ({bigram_loss:.2f}) baselines.",
+        name="10_training",
+    )
+    print(
+        f"{STEPS} steps in {train_seconds:.1f} s. Loss on the whole text: {model_loss:.3f} nats per character "
+        f"(perplexity {math.exp(model_loss):.1f}); bigram {bigram_loss:.3f} (perplexity {math.exp(bigram_loss):.1f}), "
+        f"unigram {unigram_loss:.3f} (perplexity {math.exp(unigram_loss):.1f})."
+    )
+    assert model_loss < bigram_loss - 0.3, "the model should clearly beat the bigram"
+
+
+# %% [markdown]
+# The model beats the bigram, so it uses more than the previous character. Two honest remarks: the loss
+# is measured on the text the model was trained on, so it says how well the model fits these rhymes, not
+# how well it would predict new ones (there is no second collection of rhymes to test on); and the first
+# position of every window has no context at all, which counts against the model, not for it.
+#
+# What does the model expect after *"humpty dumpty sat on a w"*? Its five most likely next characters:
+
+
+# %%
+def needs_model():
+    if model is None:  # the model could not be built from your classes yet
+        raise NotImplementedError()
+
+
+with ac.student_code("causal_mask and MultiHeadAttention"):
+    needs_model()
+    with torch.no_grad():
+        p_next = torch.softmax(model(encode("humpty dumpty sat on a w")[None])[0, -1], dim=-1)
+    top = p_next.topk(5)
+    print(
+        ", ".join(
+            f"{shown(vocab[i])!r}: {p:.1%}" for p, i in zip(top.values.tolist(), top.indices.tolist(), strict=True)
+        )
+    )
+
+
+# %% [markdown]
+# ### What if we forget the mask?
+#
+# The same model, trained the same way for fewer steps but **without** the causal mask
+# (`causal=False`): every position may now read the character it is supposed to predict. We measure its
+# training loss, then its loss when it must predict honestly — with the mask, as during generation, when
+# the next character does not exist yet — and let it continue *"humpty dumpty sat"* by always taking
+# its most likely character.
+
+
+# %%
+def greedy_continue(net, prompt, n):
+    """Append the most likely next character n times (recomputing everything, sliding over the last max_len)."""
+    tokens = encode(prompt)[None]
+    with torch.no_grad():
+        for _ in range(n):
+            logits = net(tokens[:, -net.max_len :])[:, -1]
+            tokens = torch.cat([tokens, logits.argmax(-1, keepdim=True)], dim=1)
+    return decode(tokens[0])
+
+
+CHEAT_STEPS = 100
+with ac.student_code("causal_mask and MultiHeadAttention"):
+    needs_model()
+    torch.manual_seed(0)
+    cheater = TinyDecoder(V, D_MODEL, N_HEADS, N_LAYERS, MAX_LEN, causal=False)
+    cheat_losses = train(cheater, CHEAT_STEPS)
+    cheat_train = float(np.mean(cheat_losses[-20:]))
+    for block in cheater.blocks:
+        block.causal = True  # the honest test: no peeking at the answer
+    cheat_honest = text_loss(cheater)
+    print(
+        f"without the mask: training loss {cheat_train:.3f} after {CHEAT_STEPS} steps "
+        f"(the masked model: {np.mean(losses[:CHEAT_STEPS][-20:]):.3f} after the same steps, {np.mean(losses[-20:]):.3f} at the end)"
+    )
+    print(
+        f"the same unmasked model predicting honestly: {cheat_honest:.3f} nats per character "
+        f"(unigram {unigram_loss:.3f}, your masked model {model_loss:.3f})"
+    )
+    print("unmasked model, greedy: ", repr(greedy_continue(cheater, "humpty dumpty sat", 40)))
+    print("your model, greedy:     ", repr(greedy_continue(model, "humpty dumpty sat", 40)))
+    assert cheat_train < 0.5 * np.mean(losses[-20:]) and cheat_honest > unigram_loss
+
+
+# %% [markdown]
+# Without the mask the training loss drops far below the honest model's: the model learned to **copy**
+# the next character, which it could see. Asked to predict honestly, it is worse than the unigram
+# model, which ignores context altogether, and its continuation is not text. The causal mask is what
+# makes "predict every position in one pass" a fair training task.
+
+# %% [markdown]
+# ## 4. Choosing the next character: greedy, temperature, top-k
+#
+# At every step the model gives logits $z \in \mathbb{R}^{V}$ for the next character. How we turn them
+# into a choice changes the text a lot.
+# * **Greedy**: take $\arg\max_i z_i$. Deterministic, and prone to loops: once a phrase is the most
+#   likely continuation of itself, greedy repeats it.
+# * **Sampling**: draw the next character from $p = \operatorname{softmax}(z)$.
+# * **Temperature** $\tau$ (lesson 4 called it $T$; in this lesson $T$ is a length): draw from
+#   $\operatorname{softmax}(z / \tau)$. $\tau < 1$ sharpens the distribution, $\tau > 1$ flattens it, and
+#   as $\tau \to 0$ all probability goes to the arg max: greedy is the limit $\tau = 0$. The temperature
+#   divides the **logits, before the softmax**. Dividing the probabilities afterwards does nothing at all
+#   once they are renormalised: $\frac{p_i / \tau}{\sum_j p_j / \tau} = p_i$.
+# * **Top-k**: keep only the $k$ largest logits, set the others to $-\infty$ (probability exactly 0), then
+#   softmax. The many unlikely characters are each rare, but together they are picked often enough to
+#   derail a sample (the next demo measures how often); top-k removes that tail. $k = 1$ is greedy.
+#
+# ### Exercise 10.3 — temperature, top-k and greedy (4 points)
+#
+# Implement two functions.
+#
+# `next_token_probs(logits, temperature=1.0, top_k=None)`: `logits` is a float tensor `(..., V)`;
+# return the next-token probabilities, same shape, each row summing to 1.
+# * `top_k=None` keeps every token; an integer $k \ge 1$ keeps the $k$ largest logits of each row and
+#   gives every other token probability exactly 0 ($k \ge V$ keeps all). The tests never put a tie at
+#   the $k$-th place.
+# * `temperature > 0`: the softmax of the (kept) logits divided by `temperature`.
+#   `temperature == 0`: greedy — probability 1 on the largest logit of each row, 0 elsewhere.
+#
+# `sample_next(logits, temperature=1.0, top_k=None, generator=None)`: `logits` is `(B, V)`; return
+# an int64 tensor `(B,)` with one token id per row. At `temperature == 0` return the arg max of each row
+# (no randomness); otherwise draw from `next_token_probs(...)` with
+# `torch.multinomial(probs, 1, generator=generator)`, so that a seeded generator gives reproducible samples.
+#
+# <details><summary>Hint</summary>
+#
+# `torch.topk(logits, k, dim=-1).values[..., -1:]` is the $k$-th largest logit of each row, kept as a
+# column; `logits.masked_fill(logits < kth, float("-inf"))` drops the rest. For greedy,
+# `F.one_hot(logits.argmax(-1), V)` is the one-hot row (convert it with `.to(logits.dtype)`).
+# </details>
+
+
+# %% answer="sampling"
+def next_token_probs(logits, temperature=1.0, top_k=None):
+    """Probabilities (..., V) for the next token: top-k filter, then softmax(logits / temperature); greedy at 0."""
+    ### BEGIN SOLUTION
+    if top_k is not None and top_k < logits.shape[-1]:
+        kth = torch.topk(logits, top_k, dim=-1).values[..., -1:]  # the k-th largest logit of each row
+        logits = logits.masked_fill(logits < kth, float("-inf"))
+    if temperature == 0:
+        return F.one_hot(logits.argmax(dim=-1), logits.shape[-1]).to(logits.dtype)
+    return torch.softmax(logits / temperature, dim=-1)
+    ### END SOLUTION
+
+
+def sample_next(logits, temperature=1.0, top_k=None, generator=None):
+    """One token id per row of logits (B, V) -> int64 (B,): the arg max at temperature 0, else a sample."""
+    ### BEGIN SOLUTION
+    if temperature == 0:
+        return logits.argmax(dim=-1)
+    probs = next_token_probs(logits, temperature, top_k)
+    return torch.multinomial(probs, 1, generator=generator).squeeze(-1)
+    ### END SOLUTION
+
+
+# %% tests="sampling-tests" points=4
+# Visible checks: a worked example for every setting, then sampling.
+_z = torch.tensor([[2.0, 1.0, 0.0, -1.0]])
+_p = checks.call(next_token_probs, _z)
+checks.expect_shape(_p, (1, 4), "next_token_probs of logits of shape (1, 4)")
+checks.expect_close(_p, [[0.64391426, 0.23688282, 0.08714432, 0.0320586]], "next_token_probs([2, 1, 0, -1])")
+checks.expect_close(
+    next_token_probs(_z, temperature=0.5),
+    [[0.86495488, 0.11705891, 0.0158422, 0.00214401]],
+    "next_token_probs([2, 1, 0, -1], temperature=0.5)",
+    mistakes={
+        "the logits are multiplied by the temperature: divide them by it.": [
+            [0.45505423, 0.27600434, 0.1674051, 0.10153632]
+        ],
+        "the temperature divides the probabilities after the softmax: divide the logits before it.": [
+            [1.28782852, 0.47376564, 0.17428864, 0.06411721]
+        ],
+        "the temperature has no effect: it must divide the logits before the softmax (dividing the probabilities "
+        "and renormalising changes nothing).": [[0.64391426, 0.23688282, 0.08714432, 0.0320586]],
+    },
+)
+checks.expect_close(
+    next_token_probs(_z, top_k=2),
+    [[0.73105858, 0.26894142, 0.0, 0.0]],
+    "next_token_probs([2, 1, 0, -1], top_k=2)",
+    mistakes={
+        "top-k keeps k + 1 tokens: keep exactly the k largest logits.": [[0.66524096, 0.24472847, 0.09003057, 0.0]],
+        "the tokens outside the top k were zeroed after the softmax without renormalising: set their logits to "
+        "-inf before the softmax.": [[0.64391426, 0.23688282, 0.0, 0.0]],
+        "top-k keeps the smallest logits: keep the k largest.": [[0.0, 0.0, 0.73105858, 0.26894142]],
+    },
+)
+checks.expect_close(
+    next_token_probs(_z, temperature=0),
+    [[1.0, 0.0, 0.0, 0.0]],
+    "next_token_probs([2, 1, 0, -1], temperature=0) (greedy)",
+)
+checks.expect_close(
+    next_token_probs(torch.tensor([[0.5, 3.0, -2.0], [1.0, 1.5, 2.0]]), top_k=1),
+    [[0.0, 1.0, 0.0], [0.0, 0.0, 1.0]],
+    "next_token_probs of 2 rows with top_k=1",
+)
+# sampling: greedy is the arg max; a seeded generator gives the same samples twice; frequencies follow the probabilities
+_rows = torch.tensor([[0.5, 3.0, -2.0, 1.0], [2.0, -1.0, 0.0, 4.0]])
+_t = checks.call(sample_next, _rows, temperature=0)
+checks.expect(
+    isinstance(_t, torch.Tensor) and _t.dtype == torch.long and tuple(_t.shape) == (2,),
+    "sample_next must return an int64 tensor of shape (B,), one token id per row.",
+)
+checks.expect(
+    _t.tolist() == [1, 3],
+    f"sample_next at temperature 0 must return the arg max of each row, [1, 3], not {_t.tolist()}.",
+)
+_many = _z.expand(4000, 4)
+_a = sample_next(_many, generator=torch.Generator().manual_seed(0))
+_b = sample_next(_many, generator=torch.Generator().manual_seed(0))
+checks.expect(
+    torch.equal(_a, _b),
+    "two calls with generators seeded alike gave different samples: pass generator=generator to torch.multinomial.",
+)
+_freq = torch.bincount(_a, minlength=4).double() / len(_a)
+checks.expect_close(
+    _freq,
+    [[0.64391426, 0.23688282, 0.08714432, 0.0320586]][0],
+    "the frequencies of 4000 samples of [2, 1, 0, -1]",
+    atol=0.04,
+)
+
+
+### BEGIN HIDDEN TESTS
+def _sampling_hidden():
+    g = torch.Generator().manual_seed(103)
+    z = 3 * torch.randn(3, 5, 11, generator=g, dtype=torch.float64)
+
+    def reference(logits, temperature=1.0, top_k=None, keep=None, after=False, multiply=False):
+        keep = top_k if keep is None else keep
+        if keep is not None and keep < logits.shape[-1]:
+            kth = logits.sort(-1, descending=True).values[..., keep - 1 : keep]
+            logits = logits.masked_fill(logits < kth, float("-inf"))
+        if temperature == 0:
+            return F.one_hot(logits.argmax(-1), logits.shape[-1]).to(logits.dtype)
+        if after:
+            return torch.softmax(logits, -1) / temperature
+        return torch.softmax(logits * temperature if multiply else logits / temperature, -1)
+
+    for temperature in (1.0, 0.3, 1.7, 0.0):
+        for top_k in (None, 1, 4, 11, 20):
+            got = next_token_probs(z, temperature, top_k)
+            mistakes = {}
+            if temperature not in (0.0, 1.0):
+                mistakes["the logits are multiplied by the temperature: divide them by it."] = reference(
+                    z, temperature, top_k, multiply=True
+                )
+                mistakes[
+                    "the temperature divides the probabilities after the softmax: divide the logits before it."
+                ] = reference(z, temperature, top_k, after=True)
+                mistakes["the temperature has no effect: it must divide the logits before the softmax."] = reference(
+                    z, 1.0, top_k
+                )
+            if top_k is not None and top_k < 10:
+                mistakes["top-k keeps k + 1 tokens: keep exactly the k largest logits."] = reference(
+                    z, temperature, keep=top_k + 1
+                )
+            checks.expect_close(
+                got,
+                reference(z, temperature, top_k),
+                f"next_token_probs of (3, 5, 11) logits, temperature={temperature}, top_k={top_k}",
+                mistakes=mistakes,
+            )
+            if top_k is not None and top_k < 11:
+                kept = (checks.to_numpy(got) > 0).sum(-1)
+                checks.expect(
+                    kept.max() <= top_k,
+                    f"with top_k={top_k}, a row keeps {int(kept.max())} tokens with "
+                    "non-zero probability: keep exactly the k largest logits.",
+                )
+    # float32 and extreme logits stay finite; the default arguments are temperature 1 and no top-k
+    big = torch.tensor([[1000.0, -1000.0, 999.0], [-500.0, -501.0, -499.0]])
+    checks.expect_finite(
+        next_token_probs(big, 0.5, 2),
+        "next_token_probs of logits around ±1000",
+        "use torch.softmax (it subtracts the maximum) on the filtered logits.",
+    )
+    checks.expect_close(
+        next_token_probs(big), torch.softmax(big.double(), -1), "next_token_probs with the defaults", atol=1e-6
+    )
+    one = next_token_probs(z[0, 0], 0.8, 3)
+    checks.expect_close(one, reference(z[0, 0], 0.8, 3), "next_token_probs of a single row of shape (11,)")
+    # sample_next: greedy, top_k = 1, the top-k support, reproducibility, frequencies, and the default generator
+    logits = torch.tensor([[0.2, -1.0, 2.5, 0.0, 1.9, -0.4], [3.0, 2.2, -1.0, 0.5, 0.0, 2.9]])
+    checks.expect(sample_next(logits, 0).tolist() == [2, 0], "sample_next at temperature 0 must return the arg max.")
+    checks.expect(
+        sample_next(logits, 1.3, 1, torch.Generator().manual_seed(1)).tolist() == [2, 0],
+        "sample_next with top_k=1 must always return the arg max.",
+    )
+    many = logits[1].expand(20000, 6)
+    draws = sample_next(many, 0.9, 3, torch.Generator().manual_seed(2))
+    checks.expect(
+        isinstance(draws, torch.Tensor) and tuple(draws.shape) == (20000,),
+        "sample_next must return one token id per row, shape (B,).",
+    )
+    checks.expect(
+        set(draws.tolist()) <= {0, 1, 5},
+        "sample_next with top_k=3 drew a token outside the 3 most likely: keep exactly the k largest logits.",
+    )
+    freq = torch.bincount(draws, minlength=6).double() / len(draws)
+    checks.expect_close(
+        freq,
+        reference(logits[1].double(), 0.9, 3),
+        "the frequencies of 20000 samples (temperature 0.9, top_k 3)",
+        atol=0.02,
+        mistakes={
+            "the samples ignore the temperature: draw from next_token_probs(logits, temperature, top_k).": reference(
+                logits[1].double(), 1.0, 3
+            )
+        },
+    )
+    again = sample_next(many, 0.9, 3, torch.Generator().manual_seed(2))
+    checks.expect(torch.equal(draws, again), "samples with generators seeded alike differ: use the generator.")
+    free = sample_next(logits, 1.0)
+    checks.expect(
+        tuple(free.shape) == (2,) and free.dtype == torch.long,
+        "sample_next without a generator (generator=None) must still return an int64 tensor of shape (B,).",
+    )
+
+
+_sampling_hidden()
+### END HIDDEN TESTS
+checks.passed("next_token_probs and sample_next")
+
+
+# %% [markdown]
+# **Temperature and top-k on your model.** The distributions of the next character after
+# *"humpty dumpty sat on a w"* for three temperatures and for top-k = 5, computed by your
+# `next_token_probs`; the title of each panel gives the entropy in bits (lesson 4).
+
+
+# %%
+def entropy_bits(p):
+    p = p[p > 0]
+    return float(-(p * p.log2()).sum())
+
+
+prompt_w = "humpty dumpty sat on a w"
+settings = [(0.5, None), (1.0, None), (2.0, None), (1.0, 5)]
+with ac.student_code("next_token_probs"):
+    needs_model()
+    with torch.no_grad():
+        logits_w = model(encode(prompt_w)[None])[0, -1]
+    fig, axes = plt.subplots(2, 2, figsize=(12, 5.6), sharex=True, sharey=True, layout="constrained")
+    entropies = []
+    for ax, (temperature, top_k) in zip(axes.flat, settings, strict=True):
+        p = next_token_probs(logits_w, temperature, top_k)  # yours
+        entropies.append(entropy_bits(p))
+        ax.bar(range(V), p.numpy(), color=plots.COLORS[0])
+        ax.set_xticks(range(V), [shown(c) for c in vocab])
+        ax.set_xlim(-0.7, V - 0.3)
+        ax.set_title(f"temperature {temperature}, top-k = {top_k or 'all'}: entropy {entropies[-1]:.2f} bits")
+    for ax in axes[:, 0]:
+        ax.set_ylabel("probability")
+    for ax in axes[1]:
+        ax.set_xlabel("next character")
+    fig.suptitle(f"Your model's next character after {prompt_w!r}")
+    plots.show(
+        fig,
+        alt="Four bar charts of the next-character distribution after 'humpty dumpty sat on a w': "
+        + "; ".join(
+            f"temperature {t}, top-k {k or 'all'}: entropy {h:.2f} bits"
+            for (t, k), h in zip(settings, entropies, strict=True)
+        ),
+        name="10_temperature",
+    )
+    print(f"largest possible entropy over {V} characters: log2({V}) = {math.log2(V):.2f} bits")
+    plain = next_token_probs(logits_w)
+    tail = 1 - float(plain.topk(5).values.sum())
+    print(
+        f"at temperature 1 the {V - 5} characters outside the top 5 have probability {plain.topk(V).values[5]:.3f} or less "
+        f"each, but {tail:.0%} together: about one sampled character in {1 / tail:.0f} comes from that tail."
+    )
+
+
+# %% [markdown]
+# **Three ways to write.** Each line continues the same prompt for 150 characters with your
+# `sample_next` (fixed seed). The model reads at most `MAX_LEN` characters, so we slide over the last
+# `MAX_LEN` and recompute everything at every step (section 5 does better). Under each sample: the share of
+# its words that occur somewhere in the rhymes, and how many distinct words it uses.
+
+
+# %%
+def generate(net, prompt, n_new, temperature=1.0, top_k=None, use_cache=False, seed=0):
+    """The prompt followed by n_new characters chosen by your sample_next.
+
+    use_cache=False recomputes the last max_len characters at every step; use_cache=True (section 5)
+    feeds only the newest character through the model and keeps keys and values in caches."""
+    generator = torch.Generator().manual_seed(seed)
+    tokens = encode(prompt)[None]
+    caches = [{} for _ in net.blocks] if use_cache else None
+    with torch.no_grad():
+        logits = net(tokens, caches)
+        for _ in range(n_new):
+            nxt = sample_next(logits[:, -1], temperature, top_k, generator)  # yours, (1,)
+            tokens = torch.cat([tokens, nxt[:, None]], dim=1)
+            logits = net(nxt[:, None], caches) if use_cache else net(tokens[:, -net.max_len :])
+    return decode(tokens[0])
+
+
+known_words = set(re.findall(r"[a-z']+", text))
+sample_settings = [("greedy", 0, None), ("temperature 0.8, top-k = 10", 0.8, 10), ("temperature 1.5", 1.5, None)]
+with ac.student_code("sample_next"):
+    needs_model()
+    word_stats = {}
+    for label, temperature, top_k in sample_settings:
+        sample = generate(model, "mary had a ", 150, temperature, top_k)
+        new_words = re.findall(r"[a-z']+", sample[len("mary had a ") :])
+        word_stats[label] = (np.mean([w in known_words for w in new_words]), len(set(new_words)))
+        print(f"--- {label} ---\n{sample}")
+        print(
+            f"[{word_stats[label][0]:.0%} of its {len(new_words)} words occur in the rhymes; "
+            f"{word_stats[label][1]} distinct words]\n"
+        )
+    fewest = min(word_stats, key=lambda k: word_stats[k][1])
+    least_real = min(word_stats, key=lambda k: word_stats[k][0])
+    print(
+        f"In this run: fewest distinct words: {fewest}; smallest share of words that occur in the rhymes: {least_real}."
+    )
+
+
+# %% [markdown]
+# Read the three samples and the line under them. Greedy always takes the most likely path, so once a
+# phrase leads back to itself it goes round in a loop, with few distinct words. Sampling at temperature $1.5$
+# flattens the distribution, so unlikely characters get picked and the words drift away from the rhymes'
+# vocabulary. The middle setting sits in between. (One seed each: other seeds give other texts; the
+# numbers under the samples say how these particular ones came out.)
+
+# %% [markdown]
+# ## 5. The KV cache: do not recompute the past
+#
+# Generating $n$ characters as above runs the model $n$ times, each time on the whole text so far (up to
+# `MAX_LEN` characters). Most of that work repeats itself. Look at one layer: the key and value of position $j$ are computed from that
+# layer's input at position $j$, and — **because of the causal mask** — that input depends only on tokens
+# $0, \dots, j$. Appending a token changes nothing at earlier positions, in any layer. So their keys and
+# values can be computed once and **stored**: that store is the **KV cache**. The cell checks the claim on
+# your trained model: it compares every layer's keys for a prompt and for the same prompt with one more
+# character.
+
+
+# %%
+def layer_keys(net, tokens):
+    """The keys (B, h, T, d_k) of every block for `tokens`, from a full forward pass."""
+    found = []
+    hooks = [block.attn.W_k.register_forward_hook(lambda mod, inp, out: found.append(out)) for block in net.blocks]
+    with torch.no_grad():
+        net(tokens)
+    for hook in hooks:
+        hook.remove()
+    B, T, _ = found[0].shape
+    return [k.view(B, T, N_HEADS, -1).transpose(1, 2) for k in found]
+
+
+with ac.student_code("causal_mask and MultiHeadAttention"):
+    needs_model()
+    short, longer = encode("twinkle, twinkle")[None], encode("twinkle, twinkle,")[None]
+    for layer, (k_short, k_long) in enumerate(zip(layer_keys(model, short), layer_keys(model, longer), strict=True)):
+        T = k_short.shape[2]
+        print(
+            f"block {layer}: keys of the first {T} positions, {T} vs {T + 1} characters: "
+            f"largest difference {(k_long[:, :, :T] - k_short).abs().max().item():.1e}"
+        )
+
+
+# %% [markdown]
+# The keys of the earlier positions do not change (up to rounding, if any). With a cache, one generation
+# step for a new token at position $t$ in every layer is:
+# 1. compute $q, k, v$ **for the new token only** (one row of each projection per head);
+# 2. append $k$ and $v$ to the cached keys and values of positions $0, \dots, t-1$;
+# 3. attend: the new query against all $t+1$ cached keys — no mask needed, since everything in the cache is
+#    in the new token's past (or is the token itself);
+# 4. $W^O$, then the rest of the block, for this one token only.
+#
+# **Work per new token.** At length $T$, recomputation pushes all $T$ tokens through every projection and
+# feed-forward network and computes all $T \times T$ scores per head: work that grows like $T^2$ per new
+# token. With the cache it pushes **one** token through them and computes $T$ scores per head: work that
+# grows like $T$. (Section 7 measures what that buys at this size.)
+#
+# **The prompt** goes through in one call with $T_{\text{new}} = $ its length and an empty cache; then the
+# new tokens must not see each other's future, so that call needs the causal mask. The same holds for any
+# call with several new tokens after a non-empty cache — and there the new tokens are the *newest* ones:
+# the bottom-right mask `causal_mask(T_new, T_past + T_new)` of exercise 10.1. The model's `DecoderBlock`
+# builds this mask and passes it to your function.
+#
+# **Memory.** The cache holds a key and a value of $d_{\text{model}}$ numbers per token, per block:
+# $2 \cdot n_{\text{layers}} \cdot d_{\text{model}}$ numbers per token and sequence. That is the price of
+# the speed; lesson `11_attention_at_scale` prints this memory per token against the number of key/value
+# heads, which grouped-query attention reduces.
+#
+# ### Exercise 10.4 — attention with a KV cache (4 points)
+#
+# Implement `attend_with_cache(mha, x_new, cache, mask=None)`.
+# * `mha` holds `num_heads`, `d_k` and the four layers `W_q`, `W_k`, `W_v`, `W_o` (your
+#   `MultiHeadAttention`); use those layers, not `mha.forward`.
+# * `x_new` `(B, T_new, d_model)`: the newest tokens (the whole prompt at first, then one token per step).
+# * `cache`: a dict, empty `{}` at the start. Afterwards `cache["k"]` and `cache["v"]` are the keys and
+#   values of every token so far, split into heads: shape `(B, num_heads, T_past, d_k)`. Your function
+#   **appends** the new tokens' keys and values along the time axis (so the cache then holds
+#   `T_past + T_new` positions) and stores them back in `cache`.
+# * `mask`: `None` (every new token may attend to every cached key — always true for one new token), or
+#   a boolean `(T_new, T_past + T_new)` tensor, `True` = may attend.
+# * Return `(output, weights)`: `(B, T_new, d_model)` after `W_o`, and `(B, num_heads, T_new, T_past + T_new)`.
+#
+# <details><summary>Hint</summary>
+#
+# Split the projections of `x_new` into heads as in exercise 10.2; `torch.cat([cache["k"], k], dim=2)`
+# appends along the time axis (when `"k" in cache`). Then it is exercise 10.2 with the cached keys and
+# values: scores, mask, softmax, weighted sum, merge, `W_o`.
+# </details>
+
+
+# %% answer="kv-cache"
+def attend_with_cache(mha, x_new, cache, mask=None):
+    """Multi-head attention of the newest tokens x_new (B, T_new, d_model) over every token so far.
+
+    Appends their keys and values (B, h, T_new, d_k) to cache["k"] / cache["v"] (created when the cache is
+    empty). mask: None or bool (T_new, T_past + T_new), True = may attend.
+    Returns (output (B, T_new, d_model), weights (B, h, T_new, T_past + T_new))."""
+    ### BEGIN SOLUTION
+    B, T_new, d_model = x_new.shape
+
+    def split(t):  # -> (B, h, T_new, d_k)
+        return t.view(B, T_new, mha.num_heads, mha.d_k).transpose(1, 2)
+
+    q, k, v = split(mha.W_q(x_new)), split(mha.W_k(x_new)), split(mha.W_v(x_new))
+    if "k" in cache:
+        k = torch.cat([cache["k"], k], dim=2)  # (B, h, T_past + T_new, d_k)
+        v = torch.cat([cache["v"], v], dim=2)
+    cache["k"], cache["v"] = k, v
+    scores = q @ k.transpose(-2, -1) / mha.d_k**0.5  # (B, h, T_new, T_past + T_new)
+    if mask is not None:
+        scores = scores.masked_fill(~mask, float("-inf"))
+    weights = torch.softmax(scores, dim=-1)
+    merged = (weights @ v).transpose(1, 2).reshape(B, T_new, d_model)
+    return mha.W_o(merged), weights
+    ### END SOLUTION
+
+
+# %% tests="kv-cache-tests" points=4
+# Visible checks: a 3-token prompt, then two single tokens, compared with attention over the whole sequence.
+class _Projections(nn.Module):
+    """The attributes attend_with_cache uses (like your MultiHeadAttention), with fixed random weights."""
+
+    def __init__(self, d_model, num_heads, seed):
+        super().__init__()
+        torch.manual_seed(seed)
+        self.num_heads, self.d_k = num_heads, d_model // num_heads
+        self.W_q, self.W_k, self.W_v, self.W_o = (nn.Linear(d_model, d_model) for _ in range(4))
+
+
+def _full_causal(mha, x):
+    """Reference: causal multi-head self-attention over the whole sequence x (B, T, d_model), with its q, k, v."""
+    B, T, d = x.shape
+
+    def split(t):
+        return t.view(B, T, mha.num_heads, mha.d_k).transpose(1, 2)
+
+    q, k, v = split(mha.W_q(x)), split(mha.W_k(x)), split(mha.W_v(x))
+    out = F.scaled_dot_product_attention(q, k, v, is_causal=True)  # T_q = T_k: no trap here
+    return mha.W_o(out.transpose(1, 2).reshape(B, T, d)), q, k, v
+
+
+def _merged(mha, o):
+    return mha.W_o(o.transpose(1, 2).reshape(o.shape[0], o.shape[2], -1))
+
+
+def _call_with_cache(*args, what):
+    try:
+        return checks.call(attend_with_cache, *args)
+    except RuntimeError as error:
+        raise AssertionError(
+            f"{what}: attend_with_cache raised RuntimeError ({str(error)[:120]}). A shape mismatch "
+            "here usually means the cached keys and values have different lengths: append both the "
+            "new keys and the new values to the cache."
+        ) from None
+
+
+_mha = _Projections(8, 2, seed=3)
+_x = torch.randn(1, 5, 8, generator=torch.Generator().manual_seed(4))
+with torch.no_grad():
+    _want, _q_all, _k_all, _v_all = _full_causal(_mha, _x)
+    _cache = {}
+    _result = _call_with_cache(
+        _mha, _x[:, :3], _cache, torch.ones(3, 3, dtype=torch.bool).tril(), what="a 3-token prompt"
+    )
+    checks.expect(isinstance(_result, tuple) and len(_result) == 2, "attend_with_cache must return (output, weights).")
+    checks.expect(
+        isinstance(_cache.get("k"), torch.Tensor) and isinstance(_cache.get("v"), torch.Tensor),
+        "after the first call the cache must hold tensors cache['k'] and cache['v'].",
+    )
+    checks.expect_shape(_cache["k"], (1, 2, 3, 4), "cache['k'] after a 3-token prompt (B = 1, 2 heads, d_k = 4)")
+    _open = _merged(_mha, F.scaled_dot_product_attention(_q_all[:, :, :3], _k_all[:, :, :3], _v_all[:, :, :3]))
+    checks.expect_close(
+        _result[0],
+        _want[:, :3],
+        "the output for the 3-token prompt",
+        atol=1e-5,
+        mistakes={
+            "the mask is ignored: the prompt's tokens see each other's future; apply the mask to the scores.": _open
+        },
+    )
+    for _t in (3, 4):  # then one token at a time
+        _out, _w = _call_with_cache(_mha, _x[:, _t : _t + 1], _cache, what=f"token {_t} alone")
+        _q_t = _q_all[:, :, _t : _t + 1]
+        checks.expect_close(
+            _out,
+            _want[:, _t : _t + 1],
+            f"the output for token {_t}, compared with attention over the whole sequence",
+            atol=1e-5,
+            mistakes={
+                "the new token attends only to itself: the cache must keep the keys and values of the earlier calls.": _mha.W_o(
+                    _mha.W_v(_x[:, _t : _t + 1])
+                ),
+                "the new token does not attend to itself: append its key and value to the cache before computing the "
+                "scores.": _merged(_mha, F.scaled_dot_product_attention(_q_t, _k_all[:, :, :_t], _v_all[:, :, :_t])),
+            },
+        )
+        checks.expect_shape(_out, (1, 1, 8), f"the output for token {_t} alone")
+        checks.expect_shape(_w, (1, 2, 1, _t + 1), f"the weights of token {_t} over the {_t + 1} cached keys")
+    checks.expect_close(_cache["k"], _k_all, "cache['k'] after 5 tokens: the keys of all of them", atol=1e-5)
+    checks.expect_close(
+        _cache["v"],
+        _v_all,
+        "cache['v'] after 5 tokens: the values of all of them",
+        atol=1e-5,
+        mistakes={"cache['v'] holds the keys: store the values there.": _k_all},
+    )
+
+
+### BEGIN HIDDEN TESTS
+def _kv_cache_hidden():
+    B, d, h = 2, 48, 3  # d_k = 16
+    dk = d // h
+    g = torch.Generator().manual_seed(104)
+    theirs = nn.MultiheadAttention(d, h, batch_first=True).double()
+    with torch.no_grad():
+        for p in theirs.parameters():
+            p.copy_(torch.randn(p.shape, generator=g, dtype=torch.float64) * (1.5 / d**0.5 if p.dim() == 2 else 0.5))
+    mha = load_from_torch(_Projections(d, h, seed=5).double(), theirs)
+    T = 10
+    x = torch.randn(B, T, d, generator=g, dtype=torch.float64)
+    causal = torch.ones(T, T, dtype=torch.bool).tril()
+    with torch.no_grad():
+        want = theirs(x, x, x, attn_mask=~causal, need_weights=False)[0]  # full recomputation
+        K, Vv, Q = (m(x).view(B, T, h, dk).transpose(1, 2) for m in (mha.W_k, mha.W_v, mha.W_q))
+
+    def wrong(rows, keys, mask=None):
+        """Attention of queries `rows` over keys `keys` (index lists), for the named mistakes."""
+        s = Q[:, :, rows] @ K[:, :, keys].transpose(-1, -2) / dk**0.5
+        if mask is not None:
+            s = s.masked_fill(~mask, float("-inf"))
+        o = (torch.softmax(s, -1) @ Vv[:, :, keys]).transpose(1, 2).reshape(B, len(rows), d)
+        return mha.W_o(o)
+
+    def call(x_new, cache, mask, what):
+        try:
+            with torch.no_grad():
+                return attend_with_cache(mha, x_new, cache, mask)
+        except RuntimeError as error:
+            raise AssertionError(
+                f"{what}: attend_with_cache raised RuntimeError ({str(error)[:120]}). A shape "
+                "mismatch here usually means the cached keys and values have different lengths: "
+                "append both the new keys and the new values to the cache."
+            ) from None
+
+    cache = {}
+    # a 4-token prompt with the causal mask, two single tokens, a chunk of 3 with the bottom-right mask, one more
+    plan = [(0, 4), (4, 5), (5, 6), (6, 9), (9, 10)]
+    for start, stop in plan:
+        n = stop - start
+        mask = torch.ones(n, stop, dtype=torch.bool).tril(stop - n) if n > 1 else None
+        out, w = call(x[:, start:stop], cache, mask, f"tokens {start}–{stop - 1}")
+        what = f"the output for tokens {start}–{stop - 1} (after {start} cached)"
+        mistakes = {}
+        with torch.no_grad():
+            if start > 0:
+                mistakes[
+                    "the new tokens attend only to themselves: the cache must keep the keys and values of the "
+                    "earlier calls."
+                ] = wrong(
+                    list(range(start, stop)), list(range(start, stop)), mask[:, start:] if mask is not None else None
+                )
+            if start > 0 and n == 1:
+                mistakes[
+                    "the new token does not attend to itself: append its key and value to the cache before "
+                    "computing the scores."
+                ] = wrong([start], list(range(start)))
+            if mask is not None:
+                mistakes["the mask is ignored: the new tokens see each other's future; apply mask to the scores."] = (
+                    wrong(list(range(start, stop)), list(range(stop)))
+                )
+                mistakes["the mask is inverted: True means 'may attend'."] = (
+                    wrong(list(range(start, stop)), list(range(stop)), ~mask) if start > 0 else None
+                )
+        mistakes = {k: v for k, v in mistakes.items() if v is not None}
+        checks.expect_close(
+            out,
+            want[:, start:stop],
+            what + ", compared with nn.MultiheadAttention over the whole sequence",
+            atol=1e-8,
+            mistakes=mistakes,
+        )
+        checks.expect_shape(w, (B, h, n, stop), f"the weights for tokens {start}–{stop - 1}")
+        checks.expect_close(checks.to_numpy(w).sum(-1), np.ones((B, h, n)), "the rows of the weights (each sums to 1)")
+        checks.expect_shape(cache["k"], (B, h, stop, dk), f"cache['k'] after {stop} tokens")
+        checks.expect_shape(cache["v"], (B, h, stop, dk), f"cache['v'] after {stop} tokens")
+    checks.expect_close(cache["k"], K, "cache['k'] after 10 tokens (every token's keys, in order)", atol=1e-10)
+    checks.expect_close(
+        cache["v"],
+        Vv,
+        "cache['v'] after 10 tokens (every token's values, in order)",
+        atol=1e-10,
+        mistakes={"cache['v'] holds the keys: store the values there.": K},
+    )
+    # a fresh cache per sequence: a second, independent cache is unaffected by the first
+    other = {}
+    out, _ = call(x[:1, :2], other, torch.ones(2, 2, dtype=torch.bool).tril(), "a second cache")
+    checks.expect_shape(other["k"], (1, h, 2, dk), "a new cache after a 2-token prompt (B = 1)")
+
+
+_kv_cache_hidden()
+### END HIDDEN TESTS
+checks.passed("attend_with_cache")
+
+# %% [markdown]
+# **Same text, same numbers.** Your model can now generate either way. First, the same greedy text with
+# and without the cache. Then the strict check: a float64 copy of the model reads one text once step by
+# step with the cache and once recomputing everything at every step, and we compare all the logits.
+
+# %%
+with ac.student_code("attend_with_cache"):
+    needs_model()
+    n_check = MAX_LEN - len("twinkle, ")
+    with_cache = generate(model, "twinkle, ", n_check, temperature=0, use_cache=True)
+    without = generate(model, "twinkle, ", n_check, temperature=0, use_cache=False)
+    print(f"greedy, {n_check} new characters, with the cache:    {with_cache!r}")
+    print(f"greedy, {n_check} new characters, recomputing:       {without!r}   same text: {with_cache == without}")
+
+    def logits_both_ways(net, tokens):
+        """Logits for every position of `tokens` (1, T): step by step with a cache, and recomputed from scratch."""
+        caches = [{} for _ in net.blocks]
+        with torch.no_grad():
+            cached = torch.cat([net(tokens[:, t : t + 1], caches)[:, -1] for t in range(tokens.shape[1])])
+            recomputed = torch.cat([net(tokens[:, : t + 1])[:, -1] for t in range(tokens.shape[1])])
+        return cached, recomputed
+
+    probe_tokens = encode(text[:MAX_LEN])[None]
+    gaps = {}
+    for dtype in (torch.float64, torch.float32):
+        cached, recomputed = logits_both_ways(copy.deepcopy(model).to(dtype), probe_tokens)
+        gaps[dtype] = (cached - recomputed).abs().max().item()
+        print(
+            f"{str(dtype):>13}: largest difference between cached and recomputed logits over {MAX_LEN} steps: "
+            f"{gaps[dtype]:.1e}"
+        )
+    print(f"float64 within 1e-6: {gaps[torch.float64] <= 1e-6}")
+    cache_numbers = 2 * N_LAYERS * D_MODEL
+    print(
+        f"the cache holds 2 × {N_LAYERS} blocks × {D_MODEL} = {cache_numbers} numbers per character; "
+        f"{cache_numbers * MAX_LEN:,} for a full window of {MAX_LEN}"
+    )
+
+# %% [markdown]
+# The cache skips repeated work; it does not change what is computed. The matrix products have other
+# shapes, so the rounding differs a little, but in float64 the logits agree far inside the course's
+# $10^{-6}$. (In float32 the rounding is larger, and the numbers above show by how much.)
+#
+# **A limit of this model.** The learned position table has `MAX_LEN` rows, so the cache can hold at
+# most `MAX_LEN` tokens (`TinyDecoder` raises an error beyond). Recomputation can slide over the last
+# `MAX_LEN` characters, as `generate` does without a cache — but sliding gives every kept token a new
+# position, so all cached keys and values would be stale. Encodings whose scores depend only on the
+# *distance* between tokens, such as the rotary encoding (RoPE) of lesson 7, avoid this.
+
+# %% [markdown]
+# ## 6. Explore: your model, a prompt and the dials
+#
+# Type a prompt (press Enter), and move the **temperature** (0 = greedy) and **top-k** (`V` = keep all)
+# sliders. Left: the next-character distribution computed by **your** `next_token_probs` from **your**
+# model's logits; the black dashes mark the plain softmax (temperature 1, no top-k) for comparison. Right: the
+# causal attention of the last block, averaged over its heads — rows are the prompt's characters as
+# queries, columns the characters they attend to; everything above the diagonal is 0.
+#
+# The prompt is lowercased, characters that do not occur in the rhymes are dropped, and only its last
+# 24 characters are used (a shorter prompt fills the bottom-right corner of the map). Things to try:
+# *"twinkle, twinkle, little "*, *"jack and jill went up the "*, a prompt that is not in the rhymes;
+# temperature 0 against 2; top-k 1, 3 and `V`.
+
+# %%
+PROMPT_CHARS = 24
+
+
+def clean_prompt(prompt):
+    """Lowercase, keep characters of the vocabulary, keep the last PROMPT_CHARS (a line break if nothing is left)."""
+    kept = "".join(c for c in prompt.lower() if c in char_to_id)[-PROMPT_CHARS:]
+    return kept or "\n"
+
+
+class NextCharacterView(widgets.View):
+    """Left: the next-character distribution (bars) and the plain softmax (dashes); right: last-block attention.
+
+    The figure never needs rebuilding: the map always has PROMPT_CHARS rows and columns, a shorter prompt
+    fills its bottom-right corner, and the characters on its axes are texts that update() rewrites."""
+
+    def build(self, prompt, temperature, top_k):
+        n = PROMPT_CHARS
+        fig = plt.figure(figsize=(10.5, 3.9))
+        ax_p = fig.add_axes([0.06, 0.16, 0.5, 0.72])
+        ax_a = fig.add_axes([0.655, 0.16, 0.27, 0.72])
+        ax_c = fig.add_axes([0.935, 0.16, 0.012, 0.72])
+        bar_width = 0.7 * ax_p.get_position().width * fig.get_figwidth() * 72 / (V + 0.4)  # points per bar
+        self.bars = ax_p.vlines(
+            range(V), 0, np.zeros(V), colors=plots.COLORS[0], lw=bar_width, label="your next_token_probs"
+        )
+        (self.plain,) = ax_p.plot(
+            range(V),
+            np.zeros(V),
+            "_",
+            color=plots.COLORS[7],
+            ms=bar_width * 1.3,
+            mew=2,
+            label="plain softmax (temperature 1, all)",
+        )
+        ax_p.set_xticks(range(V), [shown(c) for c in vocab])
+        ax_p.set_xlim(-0.7, V - 0.3)
+        ax_p.set_ylim(0, 1.05)
+        ax_p.set_xlabel("next character")
+        ax_p.set_ylabel("probability")
+        ax_p.legend(loc="upper left")
+        self.title = ax_p.set_title(" ")
+        unused = plt.get_cmap(plots.SEQUENTIAL).copy()
+        unused.set_bad("#eeeeee")  # cells of a prompt shorter than the map
+        self.image = ax_a.imshow(np.full((n, n), np.nan), cmap=unused, vmin=0, vmax=1, interpolation="nearest")
+        ax_a.set_xticks([])
+        ax_a.set_yticks([])
+        ax_a.set_xlabel("key (character attended to)", labelpad=22)
+        ax_a.set_ylabel("query", labelpad=16)
+        ax_a.set_title(f"block {N_LAYERS}, mean of {N_HEADS} heads")
+        fig.colorbar(self.image, cax=ax_c, label="attention weight")
+        # The prompt's characters along the map's axes, as two texts (one text draws much faster than 24):
+        # a monospaced font whose characters are one column wide (a DejaVu Sans Mono glyph is 0.602 em wide),
+        # and one character per line, with the line spacing set to one row.
+        cell_pt = ax_a.get_position().width * fig.get_figwidth() * 72 / n
+        self.cols = ax_a.text(
+            -0.5, n - 0.3, "", ha="left", va="top", family="DejaVu Sans Mono", fontsize=cell_pt / 0.602
+        )
+        self.rows = ax_a.text(
+            -0.8, n - 1, "l\np", ha="right", va="center", family="DejaVu Sans Mono", fontsize=10, linespacing=1.0
+        )
+        renderer = fig.canvas.get_renderer()
+        two_lines = self.rows.get_window_extent(renderer).height
+        self.rows.set_text("l")
+        line_px = two_lines - self.rows.get_window_extent(renderer).height  # one line step, in pixels
+        self.rows.set_linespacing(cell_pt * fig.dpi / 72 / line_px)
+        self.dynamic = [self.bars, self.plain, self.title, self.image, self.rows, self.cols]
+        return fig
+
+    def update(self, prompt, temperature, top_k):
+        needs_model()
+        chars = clean_prompt(prompt)
+        with torch.no_grad():
+            logits = model(encode(chars)[None])[0, -1]  # your model
+        p = next_token_probs(logits, temperature, None if top_k >= V else top_k)  # yours
+        self.bars.set_segments([[(i, 0.0), (i, height)] for i, height in enumerate(p.tolist())])
+        self.plain.set_ydata(torch.softmax(logits, -1).numpy())
+        n, T = PROMPT_CHARS, len(chars)
+        grid = np.full((n, n), np.nan)
+        grid[n - T :, n - T :] = model.blocks[-1].last_weights[0].mean(0).numpy()  # (T, T), bottom-right
+        self.image.set_data(grid)
+        labels = "".join(shown(c) for c in chars)
+        self.cols.set_text(" " * (n - T) + labels)
+        self.rows.set_text("\n".join(labels))
+        self.rows.set_y(n - 1 - (T - 1) / 2)  # the middle of the rows the prompt fills
+        best = int(p.argmax())
+        self.summary = f"'{shown(vocab[best])}' ({float(p[best]):.0%}), entropy {entropy_bits(p):.2f} bits"
+        self.title.set_text(f"most likely {self.summary}")
+
+    def alt(self, prompt, temperature, top_k):
+        return (
+            f"Next-character distribution of your model after the prompt {clean_prompt(prompt)!r} at "
+            f"temperature {temperature:.2f} and top-k {min(top_k, V)}: most likely {getattr(self, 'summary', '')}; "
+            f"and the causal attention map of its last block, zero above the diagonal."
+        )
+
+
+prompt_box = ipywidgets.Text(
+    value="humpty dumpty sat on a w",
+    description="prompt",
+    continuous_update=False,
+    style={"description_width": "initial"},
+    layout=ipywidgets.Layout(width="24em"),
+)
+explorer = widgets.explore(
+    NextCharacterView(),
+    needs=["causal_mask", "MultiHeadAttention", "next_token_probs"],
+    prompt=prompt_box,
+    temperature=widgets.float_slider("temperature (0 = greedy)", 0.0, 2.0, 1.0, step=0.05),
+    top_k=widgets.slider(f"top-k ({V} = all)", 1, V, V),
+)
+explorer
+
+# %% [markdown]
+# **Things to notice.** At temperature 0 the distribution is a single bar on the tallest dash, whatever
+# top-k is; top-k 1 gives the same bar at any temperature. Low top-k values cut the tail: the bars beyond
+# the k-th tallest drop to 0 and the kept ones grow. In the attention map, the first row has a single
+# non-zero entry — the first character can only attend to itself.
+
+# %% [markdown]
+# ## 7. Experiment: what the cache buys, measured
+#
+# **Claim.** The KV cache makes generation faster, and its advantage is largest for the longest texts,
+# because a cached step's work grows like $T$ and a recomputing step's like $T^2$. At this model's tiny
+# size the measured speed-up stays far below what counting the arithmetic predicts.
+#
+# We generate up to 256 characters greedily after a one-character prompt, with and without the cache,
+# timing every step (after an untimed warm-up): the best of two runs, then the median over 9 neighbouring
+# steps, which removes the moments when other programs on the machine interrupted ours. Our trained model knows only `MAX_LEN` positions, so
+# the timing uses an **untrained** model with the same layers and a longer position table: the time of a
+# step depends on the shapes of the tensors, not on the values of the weights. Both ways must produce
+# the same characters.
+
+# %%
+LONGEST = 256
+LENGTHS = [16, 32, 64, 128, 256]
+
+
+def step_seconds(net, n_new, use_cache):
+    """Seconds of each of n_new greedy steps after a one-character prompt, and the tokens produced."""
+    tokens = encode("\n")[None]
+    caches = [{} for _ in net.blocks] if use_cache else None
+    seconds = []
+    with torch.no_grad():
+        logits = net(tokens, caches)
+        for _ in range(n_new):
+            start = time.perf_counter()
+            nxt = logits[:, -1].argmax(-1, keepdim=True)
+            tokens = torch.cat([tokens, nxt], dim=1)
+            logits = net(nxt, caches) if use_cache else net(tokens)
+            seconds.append(time.perf_counter() - start)
+    return np.array(seconds), tokens
+
+
+def multiply_adds(T, cached, d=D_MODEL, d_ff=4 * D_MODEL, layers=N_LAYERS, vocab_size=V):
+    """Multiply–adds of one generation step at length T (counted from the shapes, layer norms left out)."""
+    rows = 1 if cached else T  # tokens pushed through the projections and the FFN
+    pairs = T if cached else T * T  # query–key pairs, all heads together: d_k · h = d per pair
+    return layers * (rows * (4 * d * d + 2 * d * d_ff) + 2 * pairs * d) + rows * d * vocab_size
+
+
+with ac.student_code("attend_with_cache"):
+    needs_model()
+    torch.manual_seed(1)
+    timing_model = TinyDecoder(V, D_MODEL, N_HEADS, N_LAYERS, LONGEST + 1).eval()
+    for use_cache in (False, True):
+        step_seconds(timing_model, 16, use_cache)  # warm-up, not timed
+    runs = {False: [], True: []}
+    for _ in range(2):
+        for use_cache in (False, True):
+            seconds, produced = step_seconds(timing_model, LONGEST, use_cache)
+            runs[use_cache].append(seconds)
+            runs.setdefault(("tokens", use_cache), produced)
+    assert torch.equal(runs[("tokens", False)], runs[("tokens", True)]), "the cache must not change the text"
+    best = {c: np.min(runs[c], axis=0) * 1e3 for c in (False, True)}  # ms, best of two runs per step
+    padded = {c: np.pad(best[c], 4, mode="edge") for c in (False, True)}
+    per_step = {c: np.array([np.median(padded[c][i : i + 9]) for i in range(LONGEST)]) for c in (False, True)}
+    total = {c: np.cumsum(per_step[c]) for c in (False, True)}  # ms to generate the first n tokens
+    speedup = {n: total[False][n - 1] / total[True][n - 1] for n in LENGTHS}
+    counted = {
+        n: sum(multiply_adds(t, False) for t in range(2, n + 2)) / sum(multiply_adds(t, True) for t in range(2, n + 2))
+        for n in LENGTHS
+    }
+
+    fig, (ax_t, ax_s) = plt.subplots(1, 2, figsize=(12, 4.2), layout="constrained")
+    positions = np.arange(2, LONGEST + 2)  # sequence length after each step
+    for use_cache, colour, label in (
+        (False, plots.COLORS[5], "recompute everything"),
+        (True, plots.COLORS[0], "KV cache"),
+    ):
+        ax_t.plot(positions, best[use_cache], color=colour, lw=1, alpha=0.35)
+        ax_t.plot(positions, per_step[use_cache], color=colour, lw=2.5, label=f"{label} (median of 9 steps)")
+    ax_t.set_ylim(0, 1.3 * per_step[False].max())  # rare interruptions go off the top
+    ax_t.set_xlabel("sequence length T after the step")
+    ax_t.set_ylabel("time of one step (ms)")
+    ax_t.set_title(f"One generation step, d_model = {D_MODEL}, {N_LAYERS} blocks")
+    ax_t.legend(loc="upper left")
+    ax_s.semilogy(
+        LENGTHS, [counted[n] for n in LENGTHS], "s--", color=plots.COLORS[2], label="counted multiply–adds ratio"
+    )
+    ax_s.semilogy(LENGTHS, [speedup[n] for n in LENGTHS], "o-", color=plots.COLORS[0], lw=2, label="measured speed-up")
+    ax_s.set_xscale("log", base=2)
+    ax_s.set_xticks(LENGTHS, [str(n) for n in LENGTHS])
+    ax_s.set_yticks([1, 2, 5, 10, 20, 50, 100, 200], ["1", "2", "5", "10", "20", "50", "100", "200"])
+    ax_s.minorticks_off()
+    ax_s.set_xlabel("generated characters n")
+    ax_s.set_ylabel("recompute time / cache time")
+    ax_s.set_title("Speed-up of the cache vs generated length")
+    ax_s.legend(loc="upper left")
+    plots.show(
+        fig,
+        alt="Left: time per generation step against sequence length; recomputation grows from "
+        f"{per_step[False][:16].mean():.2f} to {per_step[False][-16:].mean():.2f} ms, the cache stays near "
+        f"{per_step[True][:16].mean():.2f}–{per_step[True][-16:].mean():.2f} ms. Right: measured speed-up "
+        f"from {speedup[LENGTHS[0]]:.1f}x to {speedup[LENGTHS[-1]]:.1f}x, counted ratio from "
+        f"{counted[LENGTHS[0]]:.0f}x to {counted[LENGTHS[-1]]:.0f}x.",
+        name="10_kv_speedup",
+    )
+
+    print(f"{'n':>5} {'recompute (ms)':>15} {'KV cache (ms)':>14} {'measured speed-up':>18} {'counted ratio':>14}")
+    for n in LENGTHS:
+        print(
+            f"{n:>5} {total[False][n - 1]:>15.1f} {total[True][n - 1]:>14.1f} {speedup[n]:>17.1f}x {counted[n]:>13.0f}x"
+        )
+    print(
+        f"one step at T ≈ 16 and at T ≈ {LONGEST}: recompute {per_step[False][:16].mean():.2f} → "
+        f"{per_step[False][-16:].mean():.2f} ms, cache {per_step[True][:16].mean():.2f} → {per_step[True][-16:].mean():.2f} ms"
+    )
+    assert speedup[LENGTHS[-1]] == max(speedup.values()) and speedup[LENGTHS[-1]] > 1.5, "largest for the longest text"
+    assert per_step[True][-16:].mean() < 2 * per_step[True][:16].mean(), "a cached step hardly slows down"
+    assert per_step[False][-16:].mean() > 3 * per_step[False][:16].mean(), "a recomputing step slows down"
+
+    # Where does a cached step's time go? Arithmetic rate of one step vs one large matrix product.
+    big = torch.randn(256, 256)
+    start = time.perf_counter()
+    for _ in range(20):
+        big @ big
+    ns_big = (time.perf_counter() - start) / 20 / 256**3 * 1e9
+    ns_step = per_step[True][:16].mean() * 1e6 / multiply_adds(16, True)
+    print(
+        f"a cached step spends {ns_step:.1f} ns per multiply–add; a 256 × 256 matrix product on this machine "
+        f"{ns_big:.2f} ns: the step's time is mostly the fixed cost of its many small operations, not arithmetic."
+    )
+
+# %% [markdown]
+# **What the measurement shows.** The table and the left panel back the claim's first half: a
+# recomputing step gets slower as the text grows, a cached step hardly does, and the measured speed-up is
+# largest for the longest text (for short texts the two are close, and the noise of the measurement shows).
+# The right panel shows the second half: counting
+# multiply–adds predicts a far larger advantage than we measure. At $d_{\text{model}} = 48$ a step is a
+# string of small tensor operations (per block: two layer norms, four projections, a softmax, two products,
+# the feed-forward network), and each has a fixed cost — Python, PyTorch's dispatcher, memory allocation —
+# that does not depend on its size. Two printed numbers show that this fixed cost, not the arithmetic,
+# dominates a cached step: its time hardly changes between $T \approx 16$ and $T \approx 256$, although its
+# attention does 16 times more work, and it runs far slower per multiply–add than one large matrix
+# product. We do not measure bigger models here, but the argument predicts what happens there: as the model
+# and the text grow, the arithmetic takes over and the measured speed-up approaches the counted one.
+# (Timings depend on the machine and on what else runs on it; the numbers are from this run.)
+
+# %% [markdown]
+# ## 8. Let's review
+#
+# * A language model factorises a text as $\prod_t p(x_t \mid x_{<t})$: it only predicts the next token.
+#   Training predicts all positions in one pass (targets = inputs shifted by one), which is fair only with
+#   a **causal mask**; without it the model copied the answer, and was worse than a unigram model when it
+#   had to predict honestly.
+# * `causal_mask(T_q, T_k)`: query $i$ is token $T_k - T_q + i$ and sees keys $j \le T_k - T_q + i$ —
+#   bottom-right aligned, unlike PyTorch's `is_causal=True` when $T_q \ne T_k$. Changing token $t+1$ leaves
+#   every output at positions $\le t$ unchanged.
+# * **Cross-attention** takes queries from one sequence and keys and values from another; its weights are
+#   $T_q \times T_k$. In the encoder–decoder Transformer, every decoder block reads the encoder's output
+#   this way (no causal mask there); decoder-only models have no cross-attention.
+# * A tiny decoder trained for seconds beats the bigram on its text: it uses more than one character of
+#   context.
+# * Choosing the next token: greedy = arg max (temperature 0, or top-k = 1); the temperature divides the
+#   **logits** before the softmax; top-k keeps exactly the $k$ largest logits and renormalises.
+# * The **KV cache** stores every layer's keys and values, which the causal mask makes final once
+#   computed. Each new token then costs $T$ scores instead of $T^2$ and one row of every projection
+#   instead of $T$; outputs equal recomputation to rounding error. Memory: $2 \cdot n_{\text{layers}} \cdot
+#   d_{\text{model}}$ numbers per token. Measured here, the speed-up is largest for the longest text but stays
+#   far below the counted ratio, because tiny operations are dominated by fixed costs.
+#
+# Next lesson, `11_attention_at_scale`: the $T \times T$ weight matrix as a memory wall, the online softmax
+# and tiled attention that avoid it, and grouped-query attention that shrinks the KV cache.
+
+# %% [markdown]
+# ## 9. Check your understanding
+#
+# Answer each question by replacing `None` and deleting the line `raise NotImplementedError()`.
+# Multiple-choice answers are a letter in quotes, e.g. `"a"`; numeric answers are a number. The cell after
+# each answer checks only the format; the answer is graded when your notebook is graded.
+#
+# **Q1 (1 point).** A model has cached 4 tokens and now processes 3 new tokens in one call, so
+# $T_q = 3$ and $T_k = 7$. How many (query, key) pairs does the correct causal mask allow?
+
+# %% answer="quiz-chunk-mask-count"
+q1_answer = None
+### BEGIN SOLUTION
+q1_answer = sum(4 + i + 1 for i in range(3))  # query i is token 4 + i and sees keys 0 … 4 + i
+### END SOLUTION
+
+# %% tests="quiz-chunk-mask-count-tests" points=1
+checks.expect_number(q1_answer, "Q1")
+### BEGIN HIDDEN TESTS
+_key = int(sum(1 for i in range(3) for j in range(7) if j <= 7 - 3 + i))
+assert all(abs(_key - wrong) >= 3 for wrong in (1 + 2 + 3, 3 * 7, 7 * 8 // 2, 3 * 4 // 2)), (
+    "Q1 key too close to a wrong answer"
+)
+checks.check_number(q1_answer, _key, "Q1")
+### END HIDDEN TESTS
+
+# %% [markdown]
+# **Q2 (1 point).** Why may a decoder keep the keys and values of earlier tokens in a cache and never
+# recompute them?
+#
+# * **a** — because $W^K$ and $W^V$ do not change during generation, whatever the inputs
+# * **b** — because of the causal mask, each position's input to every layer depends only on the tokens up
+#   to that position, so appending tokens cannot change it
+# * **c** — because the softmax normalises the weights, so old keys no longer matter
+# * **d** — because keys and values are computed from the token embeddings only, never from earlier layers
+
+# %% answer="quiz-why-cache-exact"
+q2_answer = None
+### BEGIN SOLUTION
+q2_answer = "b"
+### END SOLUTION
+
+# %% tests="quiz-why-cache-exact-tests" points=1
+checks.expect_choice(q2_answer, "abcd", "Q2")
+### BEGIN HIDDEN TESTS
+checks.check_choice(q2_answer, "b", "Q2")
+### END HIDDEN TESTS
+
+# %% [markdown]
+# **Q3 (1 point).** In the cross-attention sublayer of an encoder–decoder Transformer (for example for
+# translation), where do the queries, keys and values come from?
+#
+# * **a** — all three from the decoder's previous sublayer, with a causal mask
+# * **b** — queries from the encoder's output; keys and values from the decoder
+# * **c** — queries from the decoder; keys and values from the encoder's final output, with no causal mask
+# * **d** — queries, keys and values from the encoder's output; the decoder only adds them
+
+# %% answer="quiz-cross-attention-source"
+q3_answer = None
+### BEGIN SOLUTION
+q3_answer = "c"
+### END SOLUTION
+
+# %% tests="quiz-cross-attention-source-tests" points=1
+checks.expect_choice(q3_answer, "abcd", "Q3")
+### BEGIN HIDDEN TESTS
+checks.check_choice(q3_answer, "c", "Q3")
+### END HIDDEN TESTS
+
+# %% [markdown]
+# **Q4 (1 point).** The logits for four tokens are $(3, 2, 1.5, 0)$. With temperature $0.5$ and top-k $= 2$,
+# what is the probability of the first token? Give at least three decimals.
+
+# %% answer="quiz-top-k-probability"
+q4_answer = None
+### BEGIN SOLUTION
+_kept = torch.tensor([3.0, 2.0]) / 0.5  # top-2 logits, divided by the temperature
+q4_answer = float(torch.softmax(_kept, dim=0)[0])
+### END SOLUTION
+
+# %% tests="quiz-top-k-probability-tests" points=1
+checks.expect_number(q4_answer, "Q4")
+### BEGIN HIDDEN TESTS
+_z4 = np.array([3.0, 2.0, 1.5, 0.0])
+_key = float(np.exp(_z4[0] / 0.5) / np.exp(_z4[:2] / 0.5).sum())
+_wrong = [
+    np.exp(_z4[0] / 0.5) / np.exp(_z4 / 0.5).sum(),  # no top-k
+    np.exp(_z4[0] / 0.5) / np.exp(_z4[:3] / 0.5).sum(),  # top-k keeps k + 1
+    np.exp(_z4[0]) / np.exp(_z4[:2]).sum(),  # no temperature (or applied after the softmax)
+    np.exp(_z4[0] * 0.5) / np.exp(_z4[:2] * 0.5).sum(),  # temperature multiplied
+    np.exp(_z4[0]) / np.exp(_z4).sum(),
+]  # plain softmax
+assert all(abs(_key - w) > 0.03 for w in _wrong), "Q4 key too close to a wrong answer"
+checks.check_number(q4_answer, _key, "Q4", tol=0.002)
+### END HIDDEN TESTS
+
+# %% [markdown]
+# **Q5 (1 point).** A decoder has 12 blocks with $d_{\text{model}} = 768$ and ordinary multi-head
+# attention (as in GPT-2 small). How many numbers does its KV cache store **per token** of one sequence?
+
+# %% answer="quiz-cache-numbers"
+q5_answer = None
+### BEGIN SOLUTION
+q5_answer = 2 * 12 * 768  # a key and a value of d_model numbers, in every block
+### END SOLUTION
+
+# %% tests="quiz-cache-numbers-tests" points=1
+checks.expect_number(q5_answer, "Q5")
+### BEGIN HIDDEN TESTS
+_key = 2 * 12 * 768
+assert all(abs(_key - w) > 0.1 * _key for w in (12 * 768, 2 * 768, 3 * 12 * 768, 768, 2 * 12 * 64)), "Q5 key too close"
+checks.check_number(q5_answer, _key, "Q5")
+### END HIDDEN TESTS
+
+# %% [markdown]
+# **Q6 (1 point).** With a KV cache, 100 tokens are already in the cache and the model computes the
+# output for the 101st. How many query–key dot products does **one head of one layer** compute for it?
+
+# %% answer="quiz-cached-scores"
+q6_answer = None
+### BEGIN SOLUTION
+q6_answer = 100 + 1  # the 100 cached keys and its own
+### END SOLUTION
+
+# %% tests="quiz-cached-scores-tests" points=1
+checks.expect_number(q6_answer, "Q6")
+### BEGIN HIDDEN TESTS
+_key = len(range(101))
+assert all(abs(_key - w) >= 1 for w in (100, 1, 101 * 101, 101 * 102 // 2)), "Q6 key equals a wrong answer"
+checks.check_number(q6_answer, _key, "Q6")
+### END HIDDEN TESTS
+
+# %% [markdown]
+# **Q7 (1 point).** Which of these settings always writes the same continuation of a prompt, whatever the
+# random seed?
+#
+# * **a** — temperature 1, top-k = V (plain sampling)
+# * **b** — temperature 0 (greedy)
+# * **c** — temperature 2, top-k = 5
+# * **d** — temperature 0.5, no top-k
+
+# %% answer="quiz-deterministic"
+q7_answer = None
+### BEGIN SOLUTION
+q7_answer = "b"
+### END SOLUTION
+
+# %% tests="quiz-deterministic-tests" points=1
+checks.expect_choice(q7_answer, "abcd", "Q7")
+### BEGIN HIDDEN TESTS
+checks.check_choice(q7_answer, "b", "Q7")
+### END HIDDEN TESTS
+
+# %% [markdown]
+# **Q8 — free answer (3 points, graded by hand).** In 4–6 sentences: explain why generating with a KV
+# cache gives exactly the same outputs as recomputing everything, and why the same trick would **not** work
+# for an encoder without a causal mask (as in lesson 9). Then use your experiment: what speed-up did you
+# measure for 256 characters, what does counting the arithmetic predict, and why are they so different here?
+
+# %% [markdown] manual="quiz-free-kv-cache" points=3
+# ### BEGIN SOLUTION
+# *Model answer.* With a causal mask, the input of every layer at position $j$ depends only on tokens
+# $0, \dots, j$, so the keys and values of earlier positions are already final when a new token arrives;
+# the cache stores exactly the numbers recomputation would produce, and the new token's query attends to
+# them, so the output is the same (in my float64 run the logits differed only by rounding, far below
+# $10^{-6}$). In an encoder without a mask every position attends to every other, so appending a token
+# changes the outputs, and therefore the keys and values, of every earlier position in every layer after
+# the first: cached values would be stale. In my experiment the cache was only a few times faster for 256
+# characters, while counting multiply–adds predicts a factor of more than a hundred. The difference is fixed
+# overhead: at $d_{\text{model}} = 48$ each step runs dozens of tiny operations whose cost (Python, dispatch,
+# allocation) does not depend on their size, so the cached step is not much cheaper in time even though it
+# does far less arithmetic; for big models and long texts the arithmetic dominates and the gain approaches
+# the counted one.
+#
+# *Rubric (3 points).* 1 point: exactness — the causal mask makes earlier positions' layer inputs, hence
+# their keys and values, independent of later tokens (not "the weights are fixed"). 1 point: the encoder
+# case — without the mask new tokens change earlier positions' representations from layer 2 on, so cached
+# keys/values would be wrong (layer 1's keys alone would still be fine; credit either way if the reasoning
+# is right). 1 point: quotes their own measured speed-up and the counted ratio (numbers from their run)
+# and explains the gap by per-operation overhead at tiny sizes, or equivalently that the arithmetic is a
+# small share of the time. No point for restating the question.
+# ### END SOLUTION
