@@ -110,6 +110,7 @@ def run(args):
         return time.perf_counter()
     limits = limits_from(args)
     isolation, kind = isolation_of(args, limits)
+    sandbox.clean_stale()
     out = Path(args.out).resolve() if args.out else course.runs(lesson)
     for sub in ("sanitized", "results", "logs", "feedback"):
         (out / sub).mkdir(parents=True, exist_ok=True)
