@@ -127,6 +127,7 @@ def run(args):
 
     limits = limits_from(args)
     isolation, kind = isolation_of(args, limits)
+    sandbox.clean_stale()
     out = Path(args.out).resolve() if args.out else course.runs(lesson)
     for sub in ("sanitized", "results", "logs", "feedback"):
         (out / sub).mkdir(parents=True, exist_ok=True)

@@ -71,7 +71,18 @@ class Worker:
 
     def kill(self):
         try:
-            os.killpg(self.proc.pid, signal.SIGKILL)  # the worker and its sandboxes (--die-with-parent)
+            import psutil
+
+            family = psutil.Process(self.proc.pid).children(recursive=True)
+        except Exception:  # noqa: BLE001 - already gone
+            family = []
+        for p in family:  # its sandboxes (each in its own session)
+            try:
+                p.kill()
+            except Exception:  # noqa: BLE001
+                pass
+        try:
+            os.killpg(self.proc.pid, signal.SIGKILL)
         except (ProcessLookupError, PermissionError):
             pass
         self.proc.wait()

@@ -9,7 +9,9 @@ on memory, CPU time, processes, file size and open files. Only the kernel is wra
 the gradebook and the notebook files stay outside, in the grading worker.
 """
 
+import json
 import os
+import pwd
 import shutil
 import subprocess
 import sys
@@ -246,6 +248,49 @@ def command(kernel_cmd, scratch, ipc_dir, limits, uid=None, extra_ro=(), guard_f
     return cmd + list(kernel_cmd)
 
 
+def _die_with_parent():
+    """In the child before exec: SIGKILL when the grading worker dies (bwrap's own --die-with-parent
+    only covers the sandboxed command, so an orphaned bwrap would keep its kernel alive)."""
+    try:
+        import ctypes
+        import signal
+
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
+
+
+def orphans():
+    """Sandboxes and kernels whose grading worker is gone (there should be none)."""
+    import psutil
+
+    found = []
+    for p in psutil.process_iter(["pid", "cmdline"]):
+        cmd = " ".join(p.info["cmdline"] or [])
+        for part in cmd.split("/tmp/agk-")[1:]:
+            try:
+                owner = int(part.split("-")[0])
+            except ValueError:
+                continue
+            if not psutil.pid_exists(owner):
+                found.append(p.info["pid"])
+                break
+    return found
+
+
+def clean_stale():
+    """Remove the scratch and socket folders of kernels whose worker is gone (killed with kill -9)."""
+    import psutil
+
+    for path in Path("/tmp").glob("ag[ks]-*-*"):
+        try:
+            pid = int(path.name.split("-")[1])
+        except (IndexError, ValueError):
+            continue
+        if not psutil.pid_exists(pid):
+            shutil.rmtree(path, ignore_errors=True)
+
+
 class SandboxKernelManager(AsyncKernelManager):
     """A kernel manager that starts the kernel in a bubblewrap sandbox, over ZMQ's ipc transport.
 
@@ -259,8 +304,9 @@ class SandboxKernelManager(AsyncKernelManager):
 
     def __init__(self, **kw):
         super().__init__(**kw)
-        self.ipc_dir = Path(tempfile.mkdtemp(prefix="agk-", dir="/tmp"))  # short: AF_UNIX paths are limited
-        self.scratch = Path(tempfile.mkdtemp(prefix="ags-", dir="/tmp"))
+        pid = os.getpid()  # in the names, for clean_stale()
+        self.ipc_dir = Path(tempfile.mkdtemp(prefix=f"agk-{pid}-", dir="/tmp"))  # short: AF_UNIX paths are limited
+        self.scratch = Path(tempfile.mkdtemp(prefix=f"ags-{pid}-", dir="/tmp"))
         self.transport = "ipc"
         self.ip = str(self.ipc_dir / "k")
         self.connection_file = str(self.ipc_dir / "kernel.json")
@@ -308,6 +354,7 @@ class SandboxKernelManager(AsyncKernelManager):
         env["AUTOGRADE_GUARD_FD"] = str(self.guard_write)
         kw["env"] = env
         kw["pass_fds"] = (self.guard_write,)
+        kw["preexec_fn"] = _die_with_parent
         return await super()._async_pre_start_kernel(**kw)
 
     async def _async_launch_kernel(self, kernel_cmd, **kw):

@@ -250,8 +250,11 @@ def course_files(course):
 
 
 def leftovers(course):
-    """Processes of the batch still running: the daemon, workers, sandboxes and kernels of this course."""
-    found = []
+    """Processes of the batch still running: the daemon, workers of this course, and any sandbox or
+    kernel whose grading worker is gone."""
+    from autograde.sandbox import orphans
+
+    found = [f"orphaned sandbox or kernel, pid {pid}" for pid in orphans()]
     for p in psutil.process_iter(["cmdline", "cwd"]):
         try:
             cmd = " ".join(p.info["cmdline"] or [])
@@ -393,6 +396,10 @@ def test_the_course_and_the_gradebook_are_untouched(batch):
 def test_nothing_of_the_batch_is_left_running(batch):
     assert not batch["left_after_kill"], f"left after kill -9: {batch['left_after_kill']}"
     assert not batch["left"], f"left after the batch: {batch['left']}"
+    from pathlib import Path
+
+    stale = [p.name for p in Path("/tmp").glob("ag[ks]-*-*") if not psutil.pid_exists(int(p.name.split("-")[1]))]
+    assert not stale, f"scratch folders of killed kernels were not removed: {stale}"
 
 
 def test_feedback_hides_hidden_tests(batch):
