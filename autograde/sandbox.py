@@ -9,9 +9,7 @@ on memory, CPU time, processes, file size and open files. Only the kernel is wra
 the gradebook and the notebook files stay outside, in the grading worker.
 """
 
-import json
 import os
-import pwd
 import shutil
 import subprocess
 import sys
