@@ -24,6 +24,10 @@ c.CourseDirectory.db_url = os.environ.get(
     "ATTENTION_COURSE_DB", "sqlite:///" + os.path.join(ROOT, STATE, "gradebook.db")
 )
 
+# The class hub's nbgrader exchange (hub/jupyterhub_config.py sets this for instructors), for `make grade … exchange`.
+if os.environ.get("ATTENTION_COURSE_EXCHANGE"):
+    c.Exchange.root = os.environ["ATTENTION_COURSE_EXCHANGE"]
+
 # Per-cell limit while grading (Execute.timeout wins over ExecutePreprocessor.timeout).
 c.Execute.timeout = 60
 c.ClearSolutions.code_stub = {"python": "# YOUR CODE HERE\nraise NotImplementedError()"}

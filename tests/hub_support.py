@@ -13,6 +13,7 @@ import subprocess
 import sys
 import time
 import urllib.error
+import urllib.parse
 import urllib.request
 from pathlib import Path
 
@@ -38,6 +39,10 @@ def require_hub():
         pytest.skip(message)
 
 
+def quote(path):
+    return urllib.parse.quote(path)
+
+
 def request(url, method="GET", token=None, body=None, timeout=60, raw=False):
     data = None if body is None else (body if isinstance(body, bytes) else json.dumps(body).encode())
     req = urllib.request.Request(url, data=data, method=method)
@@ -61,16 +66,16 @@ class UserServer:
         return request(self.base + path, method, self.token, body, timeout, raw)
 
     def read_notebook(self, path):
-        return self.call(f"api/contents/{path}?content=1")["content"]
+        return self.call(f"api/contents/{quote(path)}?content=1")["content"]
 
     def write_notebook(self, path, nb):
-        self.call(f"api/contents/{path}", "PUT", {"type": "notebook", "format": "json", "content": nb})
+        self.call(f"api/contents/{quote(path)}", "PUT", {"type": "notebook", "format": "json", "content": nb})
 
     def read_text(self, path):
-        return self.call(f"api/contents/{path}?content=1&format=text&type=file")["content"]
+        return self.call(f"api/contents/{quote(path)}?content=1&format=text&type=file")["content"]
 
     def listing(self, path=""):
-        return [item["path"] for item in self.call(f"api/contents/{path}?content=1")["content"]]
+        return [item["path"] for item in self.call(f"api/contents/{quote(path)}?content=1")["content"]]
 
     def assignment_action(self, action, assignment):
         return self.call(f"assignments/{action}", "POST", {"course_id": CLASS_COURSE, "assignment_id": assignment})

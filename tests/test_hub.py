@@ -4,6 +4,12 @@ submit, the instructor collects, grades with the course's grading command and re
 student fetches feedback that shows their own score and no hidden test. Against SQLite and PostgreSQL."""
 
 import contextlib
+import csv
+import html
+import os
+import re
+import subprocess
+import sys
 
 import pytest
 from browser_support import ARTIFACTS, CHROMIUM, CHROMIUM_ARGS, require_browser
@@ -57,7 +63,6 @@ def class_hub(request, tmp_path):
         if request.param == "postgresql":
             db_url = stack.enter_context(Postgres()).url("gradebook")
         course = copy_course(tmp_path / "course", [LESSON])
-        (course / "autograde").mkdir(exist_ok=True)
         hub = stack.enter_context(ClassHub(tmp_path / "hubstate", course, db_url))
         yield hub, course
         stack.close()
@@ -84,5 +89,41 @@ def test_class_cycle(class_hub):
         student.assignment_action("submit", LESSON)
 
     instructor.formgrader("collect", LESSON)
-    submitted = sorted(p.name for p in (course / "autograde" / "submitted").iterdir())
+    submitted = sorted(p.name for p in (course / "grading" / "submitted").iterdir())
     assert submitted == ["ada", "alan"], submitted
+
+    # The course's grading command, sandboxed, as the instructor runs it in a terminal on the hub.
+    env = dict(os.environ, ATTENTION_COURSE_EXCHANGE=str(hub.state / "exchange"))   # what the hub gives instructors
+    env.update({"ATTENTION_COURSE_DB": hub.db_url} if hub.db_url else {})
+    graded = subprocess.run(
+        [sys.executable, "-m", "autograde", LESSON, "exchange", "--root", str(course), "--workers", "2", "--quiet"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert graded.returncode == 0, graded.stdout[-2000:] + graded.stderr[-3000:]
+    with open(course / "grading" / "runs" / LESSON / "grades.csv", newline="") as handle:
+        totals = {row["student"]: float(row["total"]) for row in csv.DictReader(handle)}
+    assert totals == {"ada": 4.0, "alan": 2.0}, totals
+    instructor.formgrader("release_feedback", LESSON)
+
+    hidden = hidden_test_lines()
+    for student in (ada, alan):
+        student.assignment_action("fetch_feedback", LESSON)
+        pages = [p for p in student.listing(f"{LESSON}/feedback") if p]
+        page = html.unescape(student.read_text(f"{student.listing(pages[0])[0]}"))
+        score = re.search(r"Score:\s*([\d.]+)\s*/\s*([\d.]+)", page)
+        assert score and float(score.group(1)) == totals[student.name], f"{student.name}'s feedback: {score}"
+        leaked = [line for line in hidden if line in page]
+        assert not leaked, f"hidden tests in {student.name}'s feedback: {leaked[:3]}"
+
+
+def hidden_test_lines():
+    """Distinctive lines of lesson 01's hidden tests (never shown to students)."""
+    lines = []
+    for cell in read(solution_path(LESSON)).cells:
+        for block in re.findall(r"### BEGIN HIDDEN TESTS\n(.*?)### END HIDDEN TESTS", cell.source, re.S):
+            lines += [line.strip() for line in block.splitlines() if len(line.strip()) > 25]
+    assert lines, "lesson 01 has hidden tests to look for"
+    return lines
