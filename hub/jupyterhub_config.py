@@ -93,7 +93,7 @@ def prepare_home(spawner):
     (home / ".jupyter" / "nbgrader_config.py").write_text(nbgrader_config(name))
     if name in INSTRUCTORS:
         spawner.notebook_dir = str(COURSE_ROOT)  # formgrader needs the course inside the server's root
-        extra = {"ATTENTION_COURSE_EXCHANGE": str(EXCHANGE)}   # for `make grade … exchange` in a terminal
+        extra = {"ATTENTION_COURSE_EXCHANGE": str(EXCHANGE)}  # for `make grade … exchange` in a terminal
         if os.environ.get("ATTENTION_COURSE_DB"):
             extra["ATTENTION_COURSE_DB"] = os.environ["ATTENTION_COURSE_DB"]
         spawner.environment = dict(spawner.environment, **extra)

@@ -93,7 +93,7 @@ def test_class_cycle(class_hub):
     assert submitted == ["ada", "alan"], submitted
 
     # The course's grading command, sandboxed, as the instructor runs it in a terminal on the hub.
-    env = dict(os.environ, ATTENTION_COURSE_EXCHANGE=str(hub.state / "exchange"))   # what the hub gives instructors
+    env = dict(os.environ, ATTENTION_COURSE_EXCHANGE=str(hub.state / "exchange"))  # what the hub gives instructors
     env.update({"ATTENTION_COURSE_DB": hub.db_url} if hub.db_url else {})
     graded = subprocess.run(
         [sys.executable, "-m", "autograde", LESSON, "exchange", "--root", str(course), "--workers", "2", "--quiet"],
