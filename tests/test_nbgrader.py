@@ -80,7 +80,7 @@ def test_autograde_full_blank_partial(released):
     ]
     students = {"full": set(all_ids + manual), "blank": set(), "partial": set(half)}
     for student, answered in students.items():
-        folder = course / "autograde" / "submitted" / student / lesson
+        folder = course / "grading" / "submitted" / student / lesson
         folder.mkdir(parents=True)
         nbformat.write(submission(lesson, answered), folder / f"{lesson}.ipynb")
     result = subprocess.run(
@@ -89,7 +89,7 @@ def test_autograde_full_blank_partial(released):
     assert result.returncode == 0, result.stderr[-3000:]
 
     points = {grade_id(t): p for _, t, p in graded}
-    with Gradebook(f"sqlite:///{course}/autograde/gradebook.db") as gb:
+    with Gradebook(f"sqlite:///{course}/grading/gradebook.db") as gb:   # STATE in nbgrader_config.py
 
         def auto(student):
             return {
