@@ -342,6 +342,7 @@ def run(args):
     rows = report.rows_for(entries, results, scores, columns, reviewed)
     report.write(out, lesson, columns, rows, isolation)
     phase("report", t)
+    sandbox.clean_stale()  # scratch folders of workers that ended without their own clean-up
     phases["total"] = round(time.perf_counter() - t0, 3)
     write_json(
         out / "timings.json",

@@ -341,6 +341,20 @@ class SandboxKernelManager(AsyncKernelManager):
             return cmd
         return command(cmd, self.scratch, self.ipc_dir, self.the_limits, uid=self.kernel_uid, guard_fd=self.guard_write)
 
+    @staticmethod
+    def _watch(sandbox_pid):
+        """A watchdog outside this worker's process tree: if the worker dies (even by SIGKILL, which no
+        handler sees, and bwrap's parent-death signal is cleared when it changes credentials), it kills
+        the sandbox's process group. It ends by itself when the sandbox ends first."""
+        worker = os.getpid()
+        loop = (
+            f"while kill -0 {worker} 2>/dev/null && kill -0 {sandbox_pid} 2>/dev/null; do sleep 0.5; done; "
+            f"kill -0 {worker} 2>/dev/null || kill -9 -{sandbox_pid} 2>/dev/null"
+        )
+        devnull = subprocess.DEVNULL
+        # double fork: the watchdog is reparented to init, so no zombie waits on this worker
+        subprocess.run(["sh", "-c", f"setsid sh -c '{loop}' >/dev/null 2>&1 &"], stdin=devnull, check=False)
+
     async def _async_pre_start_kernel(self, **kw):
         cwd = kw.pop("cwd", None)
         self._prepare_scratch(cwd)
@@ -359,6 +373,7 @@ class SandboxKernelManager(AsyncKernelManager):
         if self.kernel_uid is not None:
             os.chown(self.connection_file, self.kernel_uid, self.kernel_uid)
         await super()._async_launch_kernel(kernel_cmd, **kw)
+        self._watch(self.provisioner.process.pid)
         os.close(self.guard_write)  # the kernel holds the only write end now
         self.guard_write = -1
         self._reader = threading.Thread(target=self._drain, daemon=True)
