@@ -89,7 +89,7 @@ def test_autograde_full_blank_partial(released):
     assert result.returncode == 0, result.stderr[-3000:]
 
     points = {grade_id(t): p for _, t, p in graded}
-    with Gradebook(f"sqlite:///{course}/grading/gradebook.db") as gb:   # STATE in nbgrader_config.py
+    with Gradebook(f"sqlite:///{course}/grading/gradebook.db") as gb:  # STATE in nbgrader_config.py
 
         def auto(student):
             return {
