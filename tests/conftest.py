@@ -2,6 +2,22 @@ import pytest
 from harness import LESSONS
 
 
+@pytest.fixture(scope="session")  # not module: xdist may interleave modules on a worker
+def chromium():
+    """One headless Chromium per worker. Playwright's sync API runs an event loop for as long as it is open,
+    so every test that drives a browser must share this one rather than start its own."""
+    from browser_support import CHROMIUM, CHROMIUM_ARGS, require_browser
+    from playwright.sync_api import sync_playwright
+
+    require_browser()
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+        try:
+            yield browser
+        finally:
+            browser.close()
+
+
 def lesson_params():
     """One parameter per lesson, grouped so that all tests of a lesson share one worker and one kernel."""
     return [pytest.param(lesson, marks=pytest.mark.xdist_group(lesson), id=lesson) for lesson in LESSONS]

@@ -21,8 +21,6 @@ import time
 import pytest
 from browser_support import (
     ARTIFACTS,
-    CHROMIUM,
-    CHROMIUM_ARGS,
     REDRAW_TIMEOUT_MS,
     JupyterLab,
     NotebookPage,
@@ -52,16 +50,9 @@ def lab():
         yield server
 
 
-@pytest.fixture(scope="session")  # not module: xdist may interleave modules on a worker
-def browser(lab):
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        chromium = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
-        try:
-            yield chromium
-        finally:
-            chromium.close()
+@pytest.fixture(scope="session")
+def browser(chromium, lab):
+    return chromium
 
 
 # Solution notebooks run with Run All, in test order; the last one is lesson 1 again in Notebook 7.

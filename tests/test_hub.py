@@ -12,7 +12,7 @@ import subprocess
 import sys
 
 import pytest
-from browser_support import ARTIFACTS, CHROMIUM, CHROMIUM_ARGS, require_browser
+from browser_support import ARTIFACTS
 from harness import read
 from hub_support import ClassHub
 from pg_support import Postgres
@@ -35,25 +35,22 @@ def answer(nb, ids):
     return nb
 
 
-def log_in_and_look(hub, name, password, path, expect):
+def log_in_and_look(chromium, hub, name, password, path, expect):
     """In Chromium: log in to the hub as `name`, open `path` (under /user/<name>/), wait for `expect`."""
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
-        try:
-            page = browser.new_page()
-            page.goto(f"{hub.url}hub/login")
-            page.fill("input[name=username]", name)
-            page.fill("input[name=password]", password)
-            page.click("input[type=submit], button[type=submit]")
-            page.wait_for_url(f"**/user/{name}/**", timeout=90_000)
-            page.goto(f"{hub.url}user/{name}/{path}")
-            page.locator(f"text={expect} >> visible=true").first.wait_for(timeout=90_000)
-            ARTIFACTS.mkdir(parents=True, exist_ok=True)
-            page.screenshot(path=str(ARTIFACTS / f"hub_{name}.png"))
-        finally:
-            browser.close()
+    context = chromium.new_context()  # its own cookies: one person
+    try:
+        page = context.new_page()
+        page.goto(f"{hub.url}hub/login")
+        page.fill("input[name=username]", name)
+        page.fill("input[name=password]", password)
+        page.click("input[type=submit], button[type=submit]")
+        page.wait_for_url(f"**/user/{name}/**", timeout=90_000)
+        page.goto(f"{hub.url}user/{name}/{path}")
+        page.locator(f"text={expect} >> visible=true").first.wait_for(timeout=90_000)
+        ARTIFACTS.mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(ARTIFACTS / f"hub_{name}.png"))
+    finally:
+        context.close()
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])
@@ -69,7 +66,7 @@ def class_hub(request, tmp_path):
         assert not hub.leftovers(), f"processes left running after the hub stopped: {hub.leftovers()}"
 
 
-def test_class_cycle(class_hub):
+def test_class_cycle(class_hub, request):
     hub, course = class_hub
     instructor = hub.user("instructor")
     instructor.formgrader("assign", LESSON)
@@ -80,9 +77,10 @@ def test_class_cycle(class_hub):
         student.assignment_action("fetch", LESSON)
         assert NOTEBOOK in [p for p in student.listing(LESSON)], student.listing()
     if hub.db_url is None:  # once: what a person sees in the browser
-        require_browser()
-        log_in_and_look(hub, "ada", hub.password, f"lab/tree/{NOTEBOOK}", "Lesson 1")
-        log_in_and_look(hub, "instructor", hub.admin_password, "formgrader", LESSON)  # its own tab, not an iframe
+        chromium = request.getfixturevalue("chromium")
+        log_in_and_look(chromium, hub, "ada", hub.password, f"lab/tree/{NOTEBOOK}", "Lesson 1")
+        # formgrader in its own tab, not an iframe
+        log_in_and_look(chromium, hub, "instructor", hub.admin_password, "formgrader", LESSON)
     ada.write_notebook(NOTEBOOK, answer(ada.read_notebook(NOTEBOOK), {"rnn-step", "rnn-run"}))
     alan.write_notebook(NOTEBOOK, answer(alan.read_notebook(NOTEBOOK), {"rnn-step"}))
     for student in (ada, alan):
