@@ -204,16 +204,22 @@ def tight_crop(fig, pad_inches=0.1):
     return x0, y0, x1, y1
 
 
+_watchers = []
+
+
+def on_new_explorer(callback):
+    """Call `callback(explorer)` for every explorer built from now on in this kernel. For tools that
+    drive explorers from code (course_dev.widget_driver); a lesson never needs it."""
+    _watchers.append(callback)
+
+
 class Explorer(w.VBox):
     """Controls on top, the figure below, driven by a View (or a plain draw function).
 
     `status` says what the last redraw showed ("figure", "not implemented" or "error: …"), `png` and
     `alt_text` hold the last image and its alt text,
     `redraw_seconds` keeps the time of every redraw and `builds` counts how often the figure was
-    rebuilt; `Explorer.instances` lists every explorer built in this kernel (the tests and the
-    benchmark drive them through it)."""
-
-    instances = []
+    rebuilt. Tests and the benchmark find explorers through `on_new_explorer`."""
 
     def __init__(self, view, controls, needs):
         self.view = view if isinstance(view, View) else _Redraw(view)
@@ -222,7 +228,8 @@ class Explorer(w.VBox):
         self.redraw_seconds, self.builds = [], 0
         self.status, self.alt_text, self.png = "new", "", b""
         self._key = self._fig = self._crop = self._background = None
-        Explorer.instances.append(self)
+        for callback in _watchers:
+            callback(self)
         controls_row = w.HBox(list(self.controls.values()), layout=w.Layout(flex_flow="row wrap"))  # wrap, never clip
         super().__init__([controls_row, self.output])
         for control in self.controls.values():

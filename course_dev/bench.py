@@ -45,6 +45,7 @@ import nbformat
 from nbclient import NotebookClient
 
 from course_dev import nbclient_fix
+from course_dev.course import copy_course
 from course_dev.env import use_this_python
 from course_dev.paths import ROOT, lesson_meta, lessons, solution_path
 
@@ -52,8 +53,6 @@ PARTS = ("notebooks", "grading", "widgets", "memory")
 COURSE_BUDGET, REDRAW_BUDGET_MS = 60.0, 100.0
 FLOOR_SOURCE = "import numpy\nimport torch\nimport matplotlib.pyplot\nimport attention_course"
 MEMORY_SOURCE = "import resource\nprint(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)"  # KiB on Linux
-# grading state that older layouts kept inside autograde/, never copied into the temporary course
-SKIP_IN_AUTOGRADE = {"gradebook.db", "submitted", "autograded", "feedback", "downloaded", "runs"}
 
 use_this_python()  # kernels start with the first `python` on PATH (as nbgrader's do): this interpreter
 nbclient_fix.apply()  # jupyter/nbclient#312: widget cells could stall until the cell timeout
@@ -96,10 +95,11 @@ def _run_extra(client, nb, source):
         nb.cells.pop()
 
 
-def run_notebook(path, timeout=300, after=None):
+def run_notebook(path, timeout=300, after=None, before=None):
     """Execute a notebook headless. Returns {seconds, phases, peak_rss_mib, errors, after}: `seconds`
-    covers kernel start, every cell and kernel shutdown (each in `phases`); the peak-memory probe and
-    `after(client, nb)` (run in the same kernel once every cell has run) are not counted."""
+    covers kernel start, every cell and kernel shutdown (each in `phases`); the peak-memory probe,
+    `before(client, nb)` (run in the new kernel before the first cell) and `after(client, nb)` (run
+    once every cell has run) are not counted."""
     path = Path(path)
     nb = nbformat.read(str(path), as_version=4)
     client = NotebookClient(
@@ -113,6 +113,10 @@ def run_notebook(path, timeout=300, after=None):
     start = time.perf_counter()
     with client.setup_kernel():
         started = time.perf_counter()
+        if before is not None:
+            before(client, nb)
+            start += time.perf_counter() - started
+            started = time.perf_counter()
         for index, cell in enumerate(nb.cells):
             if cell.cell_type == "code":
                 client.execute_cell(cell, index)
@@ -191,6 +195,9 @@ def bench_memory(names, notebooks, timeout, log):
 
 
 # ----------------------------------------------------------------------------------------- widgets
+RECORD_EXPLORERS = "__import__('course_dev.widget_driver').widget_driver.record()"
+
+
 def drive_explorers(client, nb, changes, warmup):
     """In the kernel that ran `nb`: change every explorer's controls `warmup + changes` times."""
     outputs = _run_extra(
@@ -232,7 +239,12 @@ def bench_widgets(names, changes, warmup, timeout, log, paths=None):
     rows = []
     for name in names:
         path = paths[name] if paths else solution_path(name)
-        result = run_notebook(path, timeout, after=lambda client, nb: drive_explorers(client, nb, changes, warmup))
+        result = run_notebook(
+            path,
+            timeout,
+            before=lambda client, nb: _run_extra(client, nb, RECORD_EXPLORERS),
+            after=lambda client, nb: drive_explorers(client, nb, changes, warmup),
+        )
         found = widget_rows(name, result["after"])
         log(f"  widgets: {name}: {len(found)} explorer(s)")
         rows.extend(found)
@@ -240,27 +252,6 @@ def bench_widgets(names, changes, warmup, timeout, log, paths=None):
 
 
 # ----------------------------------------------------------------------------------------- grading
-def copy_course(dest, lesson):
-    """A temporary course as a fresh clone has it: configuration, tools, the grader (autograde/), one
-    lesson's solution and its committed release; no gradebook (the first command creates it)."""
-    dest = Path(dest)
-    dest.mkdir(parents=True)
-    for name in ("nbgrader_config.py", "tools"):
-        src = ROOT / name
-        (shutil.copytree if src.is_dir() else shutil.copy)(src, dest / name)
-    if (ROOT / "autograde").is_dir():
-        shutil.copytree(
-            ROOT / "autograde", dest / "autograde", ignore=shutil.ignore_patterns("__pycache__", *SKIP_IN_AUTOGRADE)
-        )
-    shutil.copytree(ROOT / "solutions" / lesson, dest / "solutions" / lesson)
-    return dest
-
-
-def state_dir(course):
-    """The grading state folder of a course (grading/ since the grader became a package)."""
-    return course / ("grading" if "grading/" in (course / "nbgrader_config.py").read_text() else "autograde")
-
-
 def synthetic_submissions(course, lesson, count):
     """`count` submissions built from the freshly released notebook: student k answers the first
     k mod (n + 1) of the n answer cells from the solution (all answers, free text included, when k = n),
@@ -291,7 +282,7 @@ def compare_scores(stock_course, lesson, grades_csv):
     try:
         from nbgrader.api import Gradebook
 
-        with Gradebook(f"sqlite:///{state_dir(stock_course)}/gradebook.db") as gb:
+        with Gradebook(f"sqlite:///{stock_course / 'grading' / 'gradebook.db'}") as gb:
             stock = {
                 (sub.student.id, g.name): g.auto_score
                 for sub in gb.assignment_submissions(lesson)
@@ -351,10 +342,8 @@ def bench_grading(lesson, count, workers, timeout, log):
     """Stock sequential `nbgrader autograde` against `python -m autograde --workers N`, with and
     without the sandbox, on the same synthetic submissions, each in its own fresh copy of the course."""
     entry = {"lesson": lesson, "submissions": count}
-    if not (ROOT / "autograde" / "__main__.py").is_file():
-        entry["course"] = {"missing": "autograde package missing"}
     with tempfile.TemporaryDirectory(prefix="bench_grading_") as folder:
-        stock_course = copy_course(Path(folder) / "stock", lesson)
+        stock_course = copy_course(Path(folder) / "stock", [lesson])
         subprocess.run(
             [sys.executable, "-m", "course_dev.release", "--root", str(stock_course), lesson],
             cwd=stock_course,
@@ -368,7 +357,7 @@ def bench_grading(lesson, count, workers, timeout, log):
             copies[name] = Path(folder) / name
             shutil.copytree(stock_course, copies[name])
         for student, nb in submissions.items():
-            target = state_dir(stock_course) / "submitted" / student / lesson
+            target = (stock_course / "grading") / "submitted" / student / lesson
             target.mkdir(parents=True)
             nbformat.write(nb, str(target / f"{lesson}.ipynb"))
         flat = Path(folder) / "submissions"
@@ -386,7 +375,7 @@ def bench_grading(lesson, count, workers, timeout, log):
             timeout=timeout,
         )
         seconds = time.perf_counter() - start
-        graded = len(list((state_dir(stock_course) / "autograded").glob(f"*/{lesson}/{lesson}.ipynb")))
+        graded = len(list(((stock_course / "grading") / "autograded").glob(f"*/{lesson}/{lesson}.ipynb")))
         entry["stock"] = {
             "command": f"nbgrader autograde {lesson}",
             "seconds": seconds,
@@ -397,20 +386,19 @@ def bench_grading(lesson, count, workers, timeout, log):
         if stock.returncode != 0 or graded != count:
             entry["stock"]["failure"] = (stock.stderr or stock.stdout)[-1500:]
 
-        if "course" not in entry:
-            for key, sandbox in (("course", True), ("nosandbox", False)):
-                out = Path(folder) / f"{key}_out"
-                label = "sandbox on" if sandbox else "no sandbox"
-                run = _run_course(label, copies[key], lesson, flat, workers, out, timeout, log, sandbox)
-                if "failure" not in run:
-                    run["per_minute"] = 60 * count / run["seconds"]
-                    run["speed_up"] = run["per_minute"] / entry["stock"]["per_minute"]
-                    run["disagreements"] = compare_scores(stock_course, lesson, out / "grades.csv")
-                entry[key] = run
-            if "speed_up" in entry["course"]:
-                entry["speed_up"] = entry["course"]["speed_up"]
-                if "speed_up" in entry["nosandbox"]:
-                    entry["sandbox_cost"] = entry["course"]["seconds"] / entry["nosandbox"]["seconds"] - 1
+        for key, sandbox in (("course", True), ("nosandbox", False)):
+            out = Path(folder) / f"{key}_out"
+            label = "sandbox on" if sandbox else "no sandbox"
+            run = _run_course(label, copies[key], lesson, flat, workers, out, timeout, log, sandbox)
+            if "failure" not in run:
+                run["per_minute"] = 60 * count / run["seconds"]
+                run["speed_up"] = run["per_minute"] / entry["stock"]["per_minute"]
+                run["disagreements"] = compare_scores(stock_course, lesson, out / "grades.csv")
+            entry[key] = run
+        if "speed_up" in entry["course"]:
+            entry["speed_up"] = entry["course"]["speed_up"]
+            if "speed_up" in entry["nosandbox"]:
+                entry["sandbox_cost"] = entry["course"]["seconds"] / entry["nosandbox"]["seconds"] - 1
     return entry
 
 

@@ -1,14 +1,41 @@
 """Drive explorers from code inside the kernel that built them (the benchmark and the tests use it):
 
-    from course_dev.widget_driver import drive
-    report = drive(changes=20, warmup=2)
+    from course_dev import widget_driver
+    widget_driver.record()            # before the notebook's cells run
+    ...                               # run the notebook
+    widget_driver.explorers()         # every explorer built since, in order
+    report = widget_driver.drive(changes=20, warmup=2)
 
 changes each explorer's controls in turn to other values spread over their range and records, per
 explorer, the time from setting a value to the end of the redraw it triggers."""
 
 import time
 
-from attention_course.widgets import Explorer
+from attention_course import widgets
+
+_built = []
+_recording = False
+
+
+def record():
+    """From now on, remember every explorer this kernel builds (calling it again changes nothing)."""
+    global _recording
+    if not _recording:
+        widgets.on_new_explorer(_built.append)
+        _recording = True
+
+
+def explorers():
+    """The explorers built since `record()`, in the order they were built."""
+    return list(_built)
+
+
+def statuses():
+    return [explorer.status for explorer in _built]
+
+
+def alt_texts():
+    return [explorer.alt_text for explorer in _built]
 
 
 def candidates(control):
@@ -59,7 +86,4 @@ def drive_one(explorer, changes, warmup):
 
 def drive(changes=20, warmup=2):
     """One report per explorer built in this kernel, in the order they were built."""
-    return [
-        dict(drive_one(explorer, changes, warmup), explorer=number)
-        for number, explorer in enumerate(Explorer.instances, 1)
-    ]
+    return [dict(drive_one(explorer, changes, warmup), explorer=number) for number, explorer in enumerate(_built, 1)]

@@ -25,6 +25,7 @@ from harness import (
 )
 
 CODE_WRONG, CODE_RIGHT, QUIZ_WRONG, QUIZ_RIGHT = 4, 2, 2, 1
+EXPLORER_STATUSES = "__import__('course_dev.widget_driver').widget_driver.statuses()"
 
 
 @pytest.fixture(scope="session")
@@ -62,7 +63,7 @@ def test_solution_runs_clean(solved, record_property):
 
 @pytest.mark.parametrize("lesson", lesson_params())
 def test_solution_widgets_draw(solved):
-    statuses = solved.value("[e.status for e in __import__('attention_course.widgets').widgets.Explorer.instances]")
+    statuses = solved.value(EXPLORER_STATUSES)
     assert statuses, "every lesson has at least one explorer widget"
     assert set(statuses) == {"figure"}, statuses
 
@@ -79,7 +80,7 @@ def test_every_figure_has_alt_text(solved):
         and not str(o.get("metadata", {}).get("image/png", {}).get("alt", "")).strip()
     ]
     assert not missing, f"image outputs without alt text in cells {missing}: show figures with plots.show(fig, alt=...)"
-    alts = solved.value("[e.alt_text for e in __import__('attention_course.widgets').widgets.Explorer.instances]")
+    alts = solved.value("__import__('course_dev.widget_driver').widget_driver.alt_texts()")
     assert all(a.strip() for a in alts), f"every explorer image has alt text: {alts}"
 
 
@@ -161,7 +162,7 @@ def test_student_notebook_fails_only_where_unanswered(lesson, record_property):
             if bad or stderr(cell.outputs):
                 problems.append(f"cell {i} ({grade_id(cell) or 'demo'}): {describe(cell.outputs)}")
         assert not problems, "\n".join(problems)
-        statuses = kernel.value("[e.status for e in __import__('attention_course.widgets').widgets.Explorer.instances]")
+        statuses = kernel.value(EXPLORER_STATUSES)
         assert statuses and set(statuses) == {"not implemented"}, statuses
 
 
