@@ -146,13 +146,15 @@ def expect_number(answer, what):
 
 def check_choice(answer, correct, what):
     """Hidden check of a multiple-choice answer, compared as str(answer)."""
-    if str(answer).strip().lower() != correct.lower():
+    text = str.__str__(str(answer))  # a plain str: a str subclass cannot redefine strip, lower or !=
+    if text.strip().lower() != correct.lower():
         raise AssertionError(f"{what}: not the expected answer.")
 
 
 def check_number(answer, correct, what, tol=1e-6):
     """Hidden check of a numeric answer, compared as float(answer)."""
-    if not abs(float(answer) - correct) <= tol * max(1.0, abs(correct)):
+    value = float.__float__(float(answer))  # a plain float: a float subclass cannot redefine - or <=
+    if not abs(value - correct) <= tol * max(1.0, abs(correct)):
         raise AssertionError(f"{what}: not the expected value.")
 
 

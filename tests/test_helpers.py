@@ -68,6 +68,44 @@ def test_quiz_checks():
         checks.check_number(63, 64, "Q2")
 
 
+def test_quiz_checks_compare_plain_values():
+    """An answer that redefines comparison (a str or float subclass) is compared by its plain value."""
+
+    class Agreeable(str):
+        def __str__(self):
+            return self
+
+        def strip(self):
+            return self
+
+        def lower(self):
+            return self
+
+        def __eq__(self, other):
+            return True
+
+        def __ne__(self, other):
+            return False
+
+        __hash__ = str.__hash__
+
+    class Close(float):
+        def __float__(self):
+            return self
+
+        def __sub__(self, other):
+            return Close(0.0)
+
+        def __abs__(self):
+            return Close(0.0)
+
+    with pytest.raises(AssertionError):
+        checks.check_choice(Agreeable("a"), "b", "Q1")
+    with pytest.raises(AssertionError):
+        checks.check_number(Close(63.0), 64, "Q2")
+    checks.check_choice(Agreeable(" B"), "b", "Q1")
+
+
 def test_passed_prints_and_returns_none(capsys):
     assert checks.passed("softmax") is None
     assert "softmax" in capsys.readouterr().out
