@@ -24,22 +24,19 @@ import pytest
 from harness import ROOT, copy_course, grade_id, nbgrader_meta, read, solution_path
 from nbgrader.api import Gradebook
 
+from course_dev.cells import is_manual, is_test, points
+
 pytestmark = pytest.mark.xdist_group("grading")
 psutil = pytest.importorskip("psutil")
 
 LESSON = "01_why_attention"
 CELL_TIMEOUT = 30  # per cell (Execute.timeout in the temporary course): generous, the machine may be busy
 CAP = 240  # wall-clock cap per notebook (--timeout)
-AUTO = {
-    "rnn-step-tests": 2,
-    "rnn-run-tests": 2,
-    "quiz-rnn-state-size-tests": 1,
-    "quiz-sequential-steps-tests": 1,
-    "quiz-why-fade-tests": 1,
-    "quiz-path-length-tests": 1,
-    "quiz-large-scale-tests": 1,
-}
-FREE = "quiz-free-bigger-state"
+_SOLUTION = read(solution_path(LESSON))
+AUTO = {grade_id(c): points(_SOLUTION)[grade_id(c)] for c in _SOLUTION.cells if is_test(c)}  # autograded cells
+FREE = next(grade_id(c) for c in _SOLUTION.cells if is_manual(c))  # the free answer graded by hand
+FREE_POINTS = points(_SOLUTION)[FREE]
+PARTIAL = {"rnn-step", "quiz-rnn-state-size", "quiz-why-fade"}  # what honestpartial answers
 FULL = sum(AUTO.values())
 STAMP = "attempt_2026-11-20-10-00-00"
 
@@ -95,7 +92,7 @@ def hostile(course):
         kinds[student] = kind
 
     add("honestfull", answered(course, free=True), "honest")
-    add("honestpartial", answered(course, {"rnn-step", "quiz-rnn-state-size", "quiz-why-fade"}), "honest")
+    add("honestpartial", answered(course, PARTIAL), "honest")
     add(
         "vandaldb",
         with_answer(
@@ -346,10 +343,14 @@ def test_honest_students_are_graded_exactly(batch):
     full, partial = rows["honestfull"], rows["honestpartial"]
     assert {k: float(full[k]) for k in AUTO} == {k: float(v) for k, v in AUTO.items()}
     assert full[FREE] == "" and full["status"] == "needs manual grading" and not full["flags"]
-    assert float(partial["total"]) == 4 and partial[FREE] == "0" and partial["status"] == "graded"
+    assert (
+        float(partial["total"]) == sum(AUTO[f"{g}-tests"] for g in PARTIAL)
+        and partial[FREE] == "0"
+        and partial["status"] == "graded"
+    )
     assert not partial["flags"]
     assert float(rows["Jose-Garcia"]["total"]) == FULL
-    assert float(full["max"]) == FULL + 3
+    assert float(full["max"]) == FULL + FREE_POINTS
 
 
 def test_every_cheat_gets_no_points_or_is_flagged(batch):
