@@ -6,12 +6,13 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 LESSON_FILE = "lesson.toml"  # per-lesson facts beside the solution notebook (never released to students)
-DEFAULTS = {"budget_s": 15.0, "capstone": False}
+DEFAULTS = {"budget_s": 15.0, "capstone": False, "extension": False}
 
 
 def lessons(root=ROOT):
-    """Every lesson that has a solution notebook, in course order: solutions/<lesson>/<lesson>.ipynb."""
-    return sorted(p.name for p in (Path(root) / "solutions").iterdir() if (p / f"{p.name}.ipynb").is_file())
+    """Every lesson, in course order: a folder solutions/<lesson>/ with its text source <lesson>.py (a lesson
+    whose notebook is not built yet is still found, so its tests fail rather than leave it out)."""
+    return sorted(p.name for p in (Path(root) / "solutions").iterdir() if (p / f"{p.name}.py").is_file())
 
 
 def solution_path(lesson, root=ROOT):

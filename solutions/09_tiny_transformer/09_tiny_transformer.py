@@ -16,7 +16,7 @@
 # %% [markdown]
 # # Lesson 9 — A tiny Transformer, built from your own parts
 #
-# **Attention, from the dot product up** · lesson 9 of 11
+# **Attention, from the dot product up** · lesson 9
 #
 # Eight lessons built the parts: dot products, scaling, softmax and masks, projections, heads,
 # positions, residual connections and layer norm. This lesson puts **your** parts together — your

@@ -16,7 +16,7 @@
 # %% [markdown]
 # # Lesson 10 — A causal decoder: generating text
 #
-# **Attention, from the dot product up** · lesson 10 of 11
+# **Attention, from the dot product up** · lesson 10
 #
 # Lessons 1–9 built an **encoder**: every token looks at every other token, and the model labels
 # what it reads. A **language model** does something else: it reads a text from left to right and,

@@ -16,7 +16,7 @@
 # %% [markdown]
 # # Lesson 11 — Attention at scale: memory, tiling, fewer heads for keys and values
 #
-# **Attention, from the dot product up** · lesson 11 of 11
+# **Attention, from the dot product up** · lesson 11
 #
 # The examples of the earlier lessons had a few dozen tokens at most; language models read thousands. Attention's
 # formula does not change with the length, but its **memory** does: the weight matrix
