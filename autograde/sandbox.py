@@ -170,8 +170,10 @@ def command(kernel_cmd, scratch, ipc_dir, limits, uid=None, extra_ro=(), guard_f
             cmd += ["--symlink", target, link]
         elif os.path.isdir(link):
             cmd += ["--ro-bind", link, link]
+    # /proc, /dev and the private /tmp first: a course or venv that lives under /tmp is bound on top of it
+    cmd += ["--proc", "/proc", "--dev", "/dev", "--size", str(limits.tmp), "--tmpfs", "/tmp"]
     binds = [*python_binds(kernel_cmd[0]), *helper_binds(), *extra_ro]
-    made = set()
+    made = {"/tmp"}
     for path in [*binds, str(ipc_dir), HOME]:  # parents readable by the kernel's uid, whatever the umask
         for parent in reversed(Path(path).parents):
             if str(parent) != "/" and str(parent) not in made and not str(parent).startswith(("/usr", "/proc")):
@@ -180,14 +182,6 @@ def command(kernel_cmd, scratch, ipc_dir, limits, uid=None, extra_ro=(), guard_f
     for path in binds:
         cmd += ["--ro-bind", path, path]
     cmd += [
-        "--proc",
-        "/proc",
-        "--dev",
-        "/dev",
-        "--size",
-        str(limits.tmp),
-        "--tmpfs",
-        "/tmp",
         "--bind",
         str(ipc_dir),
         str(ipc_dir),

@@ -242,3 +242,21 @@ def test_rows_one_per_file_with_statuses():
     }
     assert [r["total"] for r in rows] == ["2", "", "", "", "1"]
     assert report.rows_for(entries[-1:], results, scores, [("t", 2.0), ("free", 3.0)], {"dee"})[0]["status"] == "graded"
+
+
+def test_sandbox_tmp_is_mounted_before_what_lives_under_it(tmp_path):
+    """A course or venv under /tmp (a fresh clone there, a CI checkout) stays visible: bwrap applies its
+    options in order, so the private /tmp must come before the read-only binds beneath it."""
+    cmd = sandbox.command(
+        ["/venv/bin/python", "-m", "ipykernel_launcher"],
+        tmp_path / "s",
+        tmp_path / "ipc",
+        sandbox.Limits(),
+        extra_ro=["/tmp/somewhere/course-helpers"],
+    )
+    tmpfs = cmd.index("--tmpfs")
+    assert cmd[tmpfs + 1] == "/tmp"
+    under_tmp = [
+        i for i, a in enumerate(cmd) if a in ("--bind", "--ro-bind", "--dir") and cmd[i + 1].startswith("/tmp")
+    ]
+    assert under_tmp and min(under_tmp) > tmpfs
