@@ -29,7 +29,7 @@ def release(root=ROOT, names=None):
             if source_path(name).is_file():
                 lesson_text.build(name)
     config = PyFileConfigLoader("nbgrader_config.py", path=str(root)).load_config()
-    (root / "autograde").mkdir(exist_ok=True)  # the gradebook's folder
+    (root / "grading").mkdir(exist_ok=True)  # the gradebook's folder (nbgrader_config.py)
     cwd = os.getcwd()
     os.chdir(root)
     try:

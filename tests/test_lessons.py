@@ -147,8 +147,9 @@ def test_correct_variants_keep_points(solved):
 @pytest.mark.slow
 @pytest.mark.parametrize("lesson", lesson_params())
 def test_student_notebook_fails_only_where_unanswered(lesson, record_property):
-    """Released notebook, nothing answered: answer cells raise NotImplementedError, test cells fail with
-    NotImplementedError or AssertionError, every other cell (demos, widgets, experiments) runs clean."""
+    """Released notebook, nothing answered: answer cells raise NotImplementedError, every test cell fails with
+    NotImplementedError or AssertionError (so nbgrader scores a blank submission 0), every other cell (demos,
+    widgets, experiments) runs clean."""
     with LiveKernel(student_path(lesson)) as kernel:
         record_property("notebook_seconds", (f"notebooks/{lesson} (unanswered)", kernel.run_all()))
         problems = []
@@ -161,6 +162,8 @@ def test_student_notebook_fails_only_where_unanswered(lesson, record_property):
             bad = [e for e in errors(cell.outputs) if e.ename not in allowed]
             if bad or stderr(cell.outputs):
                 problems.append(f"cell {i} ({grade_id(cell) or 'demo'}): {describe(cell.outputs)}")
+            elif is_test(cell) and not errors(cell.outputs):
+                problems.append(f"cell {i} ({grade_id(cell)}): passes with nothing answered (a blank scores points)")
         assert not problems, "\n".join(problems)
         statuses = kernel.value(EXPLORER_STATUSES)
         assert statuses and set(statuses) == {"not implemented"}, statuses
