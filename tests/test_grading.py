@@ -26,7 +26,7 @@ from nbgrader.api import Gradebook
 
 from course_dev.cells import is_manual, is_test, points
 
-pytestmark = pytest.mark.xdist_group("grading")
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("grading")]
 psutil = pytest.importorskip("psutil")
 
 LESSON = "01_why_attention"
