@@ -270,6 +270,25 @@ def orphans():
     return found
 
 
+_watched = None  # the pid of the worker whose watchdog runs
+
+
+def watch_this_worker():
+    """Once per worker: a watchdog outside the worker's process tree that, when the worker dies (even by
+    SIGKILL, which no handler sees; bwrap's parent-death signal is cleared when it changes credentials),
+    kills every sandbox and kernel of this worker. They carry /tmp/agk-<worker pid>- on their command
+    line; the pattern is written `[/]tmp/…` so that it does not match the watchdog's own command line."""
+    global _watched
+    worker = os.getpid()
+    if _watched == worker:
+        return
+    _watched = worker
+    loop = f"while kill -0 {worker} 2>/dev/null; do sleep 0.5; done; pkill -9 -f '[/]tmp/agk-{worker}-'"
+    quiet = subprocess.DEVNULL
+    # its own session: a kill of the grader's process group spares it; the worker's death reparents it to init
+    subprocess.Popen(["sh", "-c", loop], stdin=quiet, stdout=quiet, stderr=quiet, start_new_session=True)
+
+
 def clean_stale():
     """Remove the scratch and socket folders of kernels whose worker is gone (killed with kill -9)."""
     import psutil
@@ -335,21 +354,8 @@ class SandboxKernelManager(AsyncKernelManager):
             return cmd
         return command(cmd, self.scratch, self.ipc_dir, self.the_limits, uid=self.kernel_uid, guard_fd=self.guard_write)
 
-    @staticmethod
-    def _watch(sandbox_pid):
-        """A watchdog outside this worker's process tree: if the worker dies (even by SIGKILL, which no
-        handler sees, and bwrap's parent-death signal is cleared when it changes credentials), it kills
-        the sandbox's process group. It ends by itself when the sandbox ends first."""
-        worker = os.getpid()
-        loop = (
-            f"while kill -0 {worker} 2>/dev/null && kill -0 {sandbox_pid} 2>/dev/null; do sleep 0.5; done; "
-            f"kill -0 {worker} 2>/dev/null || kill -9 -{sandbox_pid} 2>/dev/null"
-        )
-        devnull = subprocess.DEVNULL
-        # double fork: the watchdog is reparented to init, so no zombie waits on this worker
-        subprocess.run(["sh", "-c", f"setsid sh -c '{loop}' >/dev/null 2>&1 &"], stdin=devnull, check=False)
-
     async def _async_pre_start_kernel(self, **kw):
+        watch_this_worker()  # before the first sandbox exists: no moment when one could be left behind
         cwd = kw.pop("cwd", None)
         self._prepare_scratch(cwd)
         if self.kernel_spec is not None:
@@ -367,7 +373,6 @@ class SandboxKernelManager(AsyncKernelManager):
         if self.kernel_uid is not None:
             os.chown(self.connection_file, self.kernel_uid, self.kernel_uid)
         await super()._async_launch_kernel(kernel_cmd, **kw)
-        self._watch(self.provisioner.process.pid)
         os.close(self.guard_write)  # the kernel holds the only write end now
         self.guard_write = -1
         self._reader = threading.Thread(target=self._drain, daemon=True)
