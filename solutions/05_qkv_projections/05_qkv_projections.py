@@ -619,7 +619,9 @@ with ac.student_code("SelfAttention"):
 #
 # Pick a token. The explorer runs **your** `project_qkv` and `self_attention` on the sentence with
 # random projections ($d_{\text{model}} = 8$, $d_v = 4$, and $d_k$ from the slider) and shows, for that token,
-# 1. its scaled scores $q_i \cdot k_j / \sqrt{d_k}$ against every key (its own score in orange),
+# 1. its scaled scores $q_i \cdot k_j / \sqrt{d_k}$ against every key (its own score in orange), on one
+#    axis for every setting: a symmetric log scale, linear between −1 and 1, so that scores of a few tenths
+#    and of tens both show,
 # 2. the attention weights (the softmax of those scores; the largest in orange), and
 # 3. the output: the weighted sum of the values, one bar per dimension, next to the value of the token
 #    that gets the largest weight.
@@ -631,6 +633,7 @@ with ac.student_code("SelfAttention"):
 _token_options = [(f"{i}: {t}", i) for i, t in enumerate(sentence)]
 _labels = [f"{i}: {t}" for i, t in enumerate(sentence)]
 D_V_EXPLORE = 4
+D_K_CHOICES = [2, 4, 8, 16]
 
 
 def explorer_weights(d_k, projections):
@@ -654,17 +657,21 @@ class QueryView(widgets.View):
         for ax in axes[:2]:
             ax.set_yticks(range(n), _labels)
             ax.invert_yaxis()
-        # the label is kept out of the x-axis, which is redrawn on every change (its limits follow the setting)
-        axes[0].text(
-            0.5,
-            -0.16,
-            "q·k / √d_k",
-            transform=axes[0].transAxes,
-            ha="center",
-            va="top",
-            fontsize=plt.rcParams["axes.labelsize"],
+        # one score axis for every setting, drawn once: symmetric-log (linear within ±1), so that scores of
+        # a few tenths and of tens fit side by side; its reach comes from the formula here (never from your
+        # code), on the same weights the update uses
+        largest = max(
+            np.abs((X @ W_Q) @ (X @ W_K).T).max() / np.sqrt(d)
+            for d in D_K_CHOICES
+            for kind in ("separate", "tied")
+            for W_Q, W_K, _ in [explorer_weights(d, kind)]
         )
-        self.score_axis = axes[0]
+        reach = next(r for r in (1, 2, 5, 10, 20, 50, 100) if r >= 1.05 * largest)
+        axes[0].set_xscale("symlog", linthresh=1)
+        axes[0].set_xlim(-reach, reach)
+        ticks = [t for t in (-100, -10, -1, 0, 1, 10, 100) if abs(t) <= reach]
+        axes[0].set_xticks(ticks, [f"{t:g}".replace("-", "−") for t in ticks])
+        axes[0].set_xlabel("q·k / √d_k (symmetric log scale)")
         axes[1].set_xlabel("weight")
         axes[1].set_xlim(0, 1)
         axes[1].set_title("attention weights (sum 1)")
@@ -682,10 +689,8 @@ class QueryView(widgets.View):
         self.score_title = axes[0].set_title(" ")
         self.suptitle = fig.suptitle(" ")
         fig.subplots_adjust(left=0.09, right=0.98, top=0.78, bottom=0.16, wspace=0.5)
-        # the score axis changes its limits with d_k and the projections: it is redrawn with the bars
         self.dynamic = [
             *self.score_bars,
-            axes[0].xaxis,
             *self.weight_bars,
             *self.output_bars,
             *self.value_bars,
@@ -711,8 +716,6 @@ class QueryView(widgets.View):
             bar.set_width(o)
         for bar, v in zip(self.value_bars, V[self.best]):
             bar.set_width(v)
-        reach = next(r for r in (1, 2, 5, 10, 20, 50, np.inf) if r >= 1.05 * np.abs(S).max())
-        self.score_axis.set_xlim(-reach, reach)  # the same for every token, so tokens can be compared
         self.score_title.set_text(f"scores of '{sentence[token]}' (÷√{d_k})")
         tied = "tied" if projections.startswith("tied") else "separate"
         self.suptitle.set_text(
@@ -735,7 +738,7 @@ widgets.explore(
     QueryView(),
     needs=["project_qkv", "self_attention"],
     token=widgets.dropdown("token", _token_options, value=1),
-    d_k=widgets.choice_slider("d_k", [2, 4, 8, 16], 4),
+    d_k=widgets.choice_slider("d_k", D_K_CHOICES, 4),
     projections=widgets.dropdown("projections", ["separate W_Q, W_K", "tied: W_K = W_Q"]),
 )
 
