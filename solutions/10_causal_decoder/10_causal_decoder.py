@@ -1299,7 +1299,7 @@ checks.passed("next_token_probs and sample_next")
 # %%
 def entropy_bits(p):
     p = p[p > 0]
-    return float(-(p * p.log2()).sum())
+    return max(0.0, float(-(p * p.log2()).sum()))  # never "-0.00" when one character takes all
 
 
 prompt_w = "humpty dumpty sat on a w"
@@ -1821,17 +1821,26 @@ class NextCharacterView(widgets.View):
         self.dynamic = [self.bars, self.plain, self.title, self.image, self.rows, self.cols]
         return fig
 
+    def forward(self, chars):
+        """Your model on the prompt: the next character's logits and the last block's mean attention. Run
+        again only when the prompt or the model's weights change (training bumps each tensor's version)."""
+        key = (chars, id(model), sum(p._version for p in model.parameters()))
+        if getattr(self, "cached", (None,))[0] != key:
+            with torch.no_grad():
+                logits = model(encode(chars)[None])[0, -1]  # your model
+            self.cached = (key, logits, model.blocks[-1].last_weights[0].mean(0).numpy())
+        return self.cached[1:]
+
     def update(self, prompt, temperature, top_k):
         needs_model()
         chars = clean_prompt(prompt)
-        with torch.no_grad():
-            logits = model(encode(chars)[None])[0, -1]  # your model
+        logits, weights = self.forward(chars)
         p = next_token_probs(logits, temperature, None if top_k >= V else top_k)  # yours
         self.bars.set_segments([[(i, 0.0), (i, height)] for i, height in enumerate(p.tolist())])
         self.plain.set_ydata(torch.softmax(logits, -1).numpy())
         n, T = PROMPT_CHARS, len(chars)
         grid = np.full((n, n), np.nan)
-        grid[n - T :, n - T :] = model.blocks[-1].last_weights[0].mean(0).numpy()  # (T, T), bottom-right
+        grid[n - T :, n - T :] = weights  # (T, T), bottom-right
         self.image.set_data(grid)
         labels = "".join(shown(c) for c in chars)
         self.cols.set_text(" " * (n - T) + labels)
