@@ -44,7 +44,7 @@ from pathlib import Path
 import nbformat
 from nbclient import NotebookClient
 
-from course_dev import nbclient_fix
+from course_dev import nbclient_fix, widget_driver
 from course_dev.course import copy_course
 from course_dev.env import use_this_python
 from course_dev.paths import ROOT, lesson_meta, lessons, solution_path
@@ -208,9 +208,6 @@ def bench_memory(names, notebooks, timeout, log):
 
 
 # ----------------------------------------------------------------------------------------- widgets
-RECORD_EXPLORERS = "__import__('course_dev.widget_driver').widget_driver.record()"
-
-
 def drive_explorers(client, nb, changes, warmup):
     """In the kernel that ran `nb`: change every explorer's controls `warmup + changes` times."""
     outputs = _run_extra(
@@ -256,7 +253,7 @@ def bench_widgets(names, changes, warmup, timeout, log, paths=None):
         result = run_notebook(
             path,
             timeout,
-            before=lambda client, nb: _run_extra(client, nb, RECORD_EXPLORERS),
+            before=lambda client, nb: _run_extra(client, nb, widget_driver.RECORD_SOURCE),
             after=lambda client, nb: drive_explorers(client, nb, changes, warmup),
         )
         found = widget_rows(name, result["after"])

@@ -15,6 +15,8 @@ from attention_course import widgets
 
 _built = []
 _recording = False
+# what a test or the benchmark runs in a new kernel, before the notebook's cells, to record its explorers
+RECORD_SOURCE = "__import__('course_dev.widget_driver').widget_driver.record()"
 
 
 def record():

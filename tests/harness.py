@@ -7,7 +7,7 @@ from pathlib import Path
 import nbformat
 from nbclient import NotebookClient
 
-from course_dev import nbclient_fix
+from course_dev import nbclient_fix, widget_driver
 from course_dev.cells import cells_by_id, exercises, grade_id, is_answer, is_test, nbgrader_meta  # noqa: F401
 from course_dev.course import copy_course  # noqa: F401
 from course_dev.env import use_this_python
@@ -61,7 +61,7 @@ class LiveKernel:
     def __enter__(self):
         self._setup = self.client.setup_kernel()
         self._setup.__enter__()
-        self.run("__import__('course_dev.widget_driver').widget_driver.record()")  # the tests list the explorers
+        self.run(widget_driver.RECORD_SOURCE)  # the tests list the explorers
         return self
 
     def __exit__(self, *exc):
