@@ -40,6 +40,17 @@ def alt_texts():
     return [explorer.alt_text for explorer in _built]
 
 
+def kind(control):
+    """What the browser sees: the widget's class, and for a typeable choice the choice's class too."""
+    inner = getattr(control, "choice", None)
+    return f"{type(control).__name__}({type(inner).__name__})" if inner is not None else type(control).__name__
+
+
+def control_kinds():
+    """The kinds of control of every explorer built since `record()`."""
+    return sorted({kind(control) for explorer in _built for control in explorer.controls.values()})
+
+
 def candidates(control):
     """A few values the control can take, spread over its range (all options of a choice)."""
     options = getattr(control, "options", None)

@@ -21,6 +21,7 @@ import sys
 import tempfile
 import time
 import urllib.request
+import warnings
 from pathlib import Path
 
 import pytest
@@ -214,6 +215,8 @@ STATE_JS = """() => 'kernel ' + (document.querySelector('.jp-Notebook-ExecutionI
   '.jp-Notebook .jp-CodeCell .jp-InputArea-prompt')).map(p => p.textContent.trim()).join(' ') + '; dialogs '
   + Array.from(document.querySelectorAll('.jp-Dialog')).map(d => d.innerText.slice(0, 200)).join(' | ')"""
 
+DIALOGS_JS = "() => Array.from(document.querySelectorAll('.jp-Dialog')).map(d => d.innerText.trim().slice(0, 300))"
+
 STDERR_JS = """() => Array.from(document.querySelectorAll(
     '.jp-Notebook .jp-OutputArea-output[data-mime-type="application/vnd.jupyter.stderr"]'))
   .map(e => e.textContent.trim().slice(0, 300))"""
@@ -237,7 +240,7 @@ class NotebookPage:
         cells = read(lab.root / path).cells  # cells are attached to the page lazily: wait for all of them
         self.n_cells, self.n_code = len(cells), sum(c.cell_type == "code" for c in cells)
         self.page = browser.new_page(viewport={"width": 1400, "height": 1000})
-        self.page_errors = []
+        self.page_errors, self.dialogs = [], []
         self.page.on("pageerror", lambda error: self.page_errors.append(str(error)[:300]))
         workspace = re.sub(r"\W", "-", f"{app}-{path}")
         self.page.goto(lab.url(path, workspace, app), wait_until="domcontentloaded")
@@ -277,24 +280,47 @@ class NotebookPage:
     def start_run_all(self):
         """Click into the notebook (so it is JupyterLab's current widget), then Run → Run All Cells."""
         self.run_started = time.perf_counter()
+        self.request_run_all()
+
+    def request_run_all(self):
+        self.close_dialogs()
         self.page.locator(".jp-Notebook .jp-Cell").first.locator(".jp-InputPrompt").click()
         self.menu("Run", "Run All Cells")
+
+    def close_dialogs(self):
+        """Accept any JupyterLab dialog ("Kernel Restarting" after a kernel died, "Select Kernel" when a session
+        is lost), and say so: a dialog over the notebook swallows every click. Returns the dialogs' texts."""
+        texts = []
+        for _ in range(5):  # closing one may show the next
+            shown = self.page.evaluate(DIALOGS_JS)
+            if not shown:
+                break
+            texts.append(shown[0])
+            warnings.warn(f"{self.path}: JupyterLab showed a dialog, accepted: {shown[0]!r}", stacklevel=2)
+            dialog = self.page.locator(".jp-Dialog").first
+            accept = dialog.locator(".jp-Dialog-button.jp-mod-accept")
+            (accept if accept.count() else dialog.locator(".jp-Dialog-button").last).click()
+            time.sleep(0.5)
+        self.dialogs += texts
+        return texts
 
     def wait_run_all(self):
         """Wait for the Run All started by start_run_all; return the seconds since it started.
 
         A click that reached the menu before the notebook had focus runs nothing, or only the first cell
-        (the kernel goes idle with cells never run): Run All is then asked for again, twice at most."""
+        (the kernel goes idle with cells never run); a kernel that died leaves a dialog and cells never run.
+        Run All is then asked for again, twice at most, after closing any dialog (with a warning)."""
         deadline, retries, idle_since = time.monotonic() + RUN_TIMEOUT_MS / 1000, 2, None
         while time.monotonic() < deadline:
             if self.page.evaluate(ALL_RAN_JS, self.n_code):
                 return time.perf_counter() - self.run_started
             stalled = self.page.evaluate(STALLED_JS)
             idle_since = (idle_since or time.monotonic()) if stalled else None
-            if idle_since and time.monotonic() - idle_since > 5 and retries:
+            if self.page.evaluate(DIALOGS_JS):
+                self.close_dialogs()
+            if idle_since and time.monotonic() - idle_since >= 5 and retries:
                 retries, idle_since = retries - 1, None
-                self.page.locator(".jp-Notebook .jp-Cell").first.locator(".jp-InputPrompt").click()
-                self.menu("Run", "Run All Cells")
+                self.request_run_all()
             time.sleep(0.2)
         raise AssertionError(f"Run All did not finish in {RUN_TIMEOUT_MS / 1000:.0f} s: {self.state()}")
 

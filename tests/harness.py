@@ -15,6 +15,16 @@ from course_dev.paths import ROOT, lesson_meta, lessons, solution_path, student_
 
 CATALOGS = ROOT / "tests" / "catalogs"
 LESSONS = lessons()
+# The browser suite drives the explorers of a few lessons that, together, have every kind of control (as
+# course_dev.widget_driver.kind names it); every explorer of every lesson is driven inside its kernel by
+# test_lessons.py. A lesson with a new kind of control fails test_lessons until a lesson here has it.
+BROWSER_LESSON_FOR_KIND = {
+    "IntSlider": "10_causal_decoder",
+    "FloatSlider": "04_softmax",
+    "Text": "10_causal_decoder",
+    "TypeableChoice(Dropdown)": "04_softmax",
+    "TypeableChoice(SelectionSlider)": "04_softmax",
+}
 
 use_this_python()  # kernels start with the first `python` on PATH (as nbgrader's do): this interpreter
 nbclient_fix.apply()  # jupyter/nbclient#312: widget cells could stall until the cell timeout

@@ -1,6 +1,8 @@
 """Explorers proven in a real browser: JupyterLab in headless Chromium does what a student does.
 
-For every lesson whose solution notebook builds an explorer (`widgets.explore`): open it, Run All,
+For the lessons of harness.BROWSER_LESSON_FOR_KIND, which together have every kind of control the
+explorers use (test_lessons.py keeps that true, and drives every explorer of every lesson inside its
+kernel), or for every lesson with ATTENTION_COURSE_BROWSER_LESSONS=all: open the solution, Run All,
 then change every control by typing (the slider's editable readout, the typing box next to a
 choice slider / drop-down, or a text box such as a prompt) and with the mouse (drag the handle, pick
 from the list), and check that
@@ -14,10 +16,12 @@ it the module is skipped, and under CI=true it fails. ATTENTION_COURSE_CHROMIUM=
 the skip. Runs in one xdist group: one JupyterLab server and one browser for the whole module.
 """
 
+import os
 import re
 import shutil
 import time
 
+import nbformat
 import pytest
 from browser_support import (
     ARTIFACTS,
@@ -26,7 +30,7 @@ from browser_support import (
     NotebookPage,
     require_browser,
 )
-from harness import LESSONS, read, solution_path, student_path
+from harness import BROWSER_LESSON_FOR_KIND, LESSONS, read, solution_path, student_path
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.xdist_group("browser")]
 
@@ -37,8 +41,13 @@ def explore_calls(path):
     return sum(len(EXPLORE_CALL.findall(c.source)) for c in read(path).cells if c.cell_type == "code")
 
 
-WIDGET_LESSONS = [lesson for lesson in LESSONS if explore_calls(solution_path(lesson))]
-STUDENT_LESSON = "01_why_attention" if "01_why_attention" in WIDGET_LESSONS else (WIDGET_LESSONS or [None])[0]
+WIDGET_LESSONS = [
+    lesson
+    for lesson in LESSONS
+    if explore_calls(solution_path(lesson))
+    and (os.environ.get("ATTENTION_COURSE_BROWSER_LESSONS") == "all" or lesson in BROWSER_LESSON_FOR_KIND.values())
+]
+STUDENT_LESSON = "01_why_attention" if "01_why_attention" in LESSONS else (WIDGET_LESSONS or [None])[0]
 
 
 @pytest.fixture(scope="session")  # not module: xdist may interleave modules on a worker
@@ -55,7 +64,7 @@ def browser(chromium, lab):
     return chromium
 
 
-# Solution notebooks run with Run All, in test order; the last one is lesson 1 again in Notebook 7.
+# Solution notebooks run with Run All, in test order; the last one is the first again, in Notebook 7.
 RUN_ALL_PLAN = [(lesson, "lab") for lesson in WIDGET_LESSONS] + [(lesson, "notebook") for lesson in WIDGET_LESSONS[:1]]
 
 
@@ -315,3 +324,20 @@ def test_typing_a_value_works_in_notebook_7(solution_page):
         driver.drive_number_slider(sliders.first)
     else:
         driver.drive_typeable(box.locator(".ac-typeable").first)
+
+
+def test_run_all_goes_on_after_the_kernel_dies(open_notebook, lab, tmp_path):
+    """A kernel that dies during Run All leaves JupyterLab's "Kernel Restarting" dialog over the notebook;
+    wait_run_all closes it (with a warning) and asks for Run All again."""
+    marker = tmp_path / "died-once"
+    nb = nbformat.v4.new_notebook(metadata=read(solution_path(STUDENT_LESSON)).metadata)  # its kernel: python3
+    nb.cells = [
+        nbformat.v4.new_code_cell("import os, pathlib\nmarker = pathlib.Path(%r)" % str(marker)),
+        nbformat.v4.new_code_cell("if not marker.exists():\n    marker.touch()\n    os._exit(1)"),
+        nbformat.v4.new_code_cell("print('after the restart')"),
+    ]
+    nbformat.write(nb, str(lab.root / "dies_once.ipynb"))
+    notebook = open_notebook("dies_once.ipynb")
+    with pytest.warns(UserWarning, match="dialog"):
+        notebook.run_all()
+    assert marker.exists() and any("died" in text or "Restarting" in text for text in notebook.dialogs)

@@ -7,6 +7,7 @@ import runpy
 import pytest
 from conftest import lesson_params
 from harness import (
+    BROWSER_LESSON_FOR_KIND,
     CATALOGS,
     LESSONS,
     LiveKernel,
@@ -25,7 +26,8 @@ from harness import (
 )
 
 CODE_WRONG, CODE_RIGHT, QUIZ_WRONG, QUIZ_RIGHT = 4, 2, 2, 1
-EXPLORER_STATUSES = "__import__('course_dev.widget_driver').widget_driver.statuses()"
+DRIVER = "__import__('course_dev.widget_driver').widget_driver"
+EXPLORER_STATUSES = f"{DRIVER}.statuses()"
 
 
 @pytest.fixture(scope="session")
@@ -66,6 +68,24 @@ def test_solution_widgets_draw(solved):
     statuses = solved.value(EXPLORER_STATUSES)
     assert statuses, "every lesson has at least one explorer widget"
     assert set(statuses) == {"figure"}, statuses
+
+
+@pytest.mark.parametrize("lesson", lesson_params())
+def test_every_control_of_every_explorer_redraws_it(solved):
+    """Each control of each explorer, set twice to other values in its range: each change redraws the figure."""
+    turns = max(solved.value(f"[len(e.controls) for e in {DRIVER}.explorers()]"))
+    for report in solved.value(f"{DRIVER}.drive(changes={2 * turns}, warmup=0)"):
+        assert report["missed"] == 0 and len(report["seconds"]) == 2 * turns, report
+        assert report["statuses"] == ["figure"], report
+
+
+@pytest.mark.parametrize("lesson", lesson_params())
+def test_the_browser_suite_drives_this_lessons_kinds_of_control(solved):
+    kinds = set(solved.value(f"{DRIVER}.control_kinds()"))
+    unknown = kinds - set(BROWSER_LESSON_FOR_KIND)
+    assert not unknown, f"no lesson of the browser suite has a {unknown}: add one to harness.BROWSER_LESSON_FOR_KIND"
+    claimed = {kind for kind, lesson in BROWSER_LESSON_FOR_KIND.items() if lesson == solved.lesson}
+    assert claimed <= kinds, f"harness.BROWSER_LESSON_FOR_KIND: {solved.lesson} has no {claimed - kinds}"
 
 
 @pytest.mark.parametrize("lesson", lesson_params())
