@@ -332,7 +332,7 @@ def test_run_all_goes_on_after_the_kernel_dies(open_notebook, lab, tmp_path):
     marker = tmp_path / "died-once"
     nb = nbformat.v4.new_notebook(metadata=read(solution_path(STUDENT_LESSON)).metadata)  # its kernel: python3
     nb.cells = [
-        nbformat.v4.new_code_cell("import os, pathlib\nmarker = pathlib.Path(%r)" % str(marker)),
+        nbformat.v4.new_code_cell(f"import os, pathlib\nmarker = pathlib.Path({str(marker)!r})"),
         nbformat.v4.new_code_cell("if not marker.exists():\n    marker.touch()\n    os._exit(1)"),
         nbformat.v4.new_code_cell("print('after the restart')"),
     ]

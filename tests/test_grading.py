@@ -79,6 +79,14 @@ def with_answer(course, gid, source):
 # rnn_step without the bias: the tests must catch it unless they are tampered with
 WRONG = "import numpy as np\ndef rnn_step(h, x, W_h, W_x, b):\n    return np.tanh(h @ W_h.T + x @ W_x.T)\n"
 NOOP = "lambda *a, **k: None"
+# tampering routes the run-time guard must see (a static rule may see them too), and what its flag says of each
+RUNTIME_ROUTES = {
+    "tsysmodules": "sys.modules['attention_course.checks'] replaced",
+    "tnumpy": "numpy: rebinds tanh",
+    "tbuiltins": "builtins: rebinds abs",
+    "tclass": "class torch.nn.modules.rnn.RNNCell: patches forward",
+    "ttorchdict": "torch.nn: rebinds RNNCell",
+}
 
 
 def hostile(course):
@@ -181,7 +189,11 @@ for cell in nb['cells']:
         "ttorchdict": "import torch\ntorch.nn.__dict__['RNNCell'] = type('RNNCell', (), {})",
     }
     for student, code in routes.items():
-        add(student, with_answer(course, "rnn-step", WRONG + code + "\n"), "cheat")
+        if student not in RUNTIME_ROUTES:
+            add(student, with_answer(course, "rnn-step", WRONG + code + "\n"), "cheat")
+    # the routes only the run-time guard sees, in one notebook: it names each thing changed (one run, not five)
+    runtime = "\n".join(routes[student] for student in RUNTIME_ROUTES)
+    add("truntime", with_answer(course, "rnn-step", WRONG + runtime + "\n"), "cheat")
     add("Jose-Garcia", answered(course), "honest", name=f"José García_{STAMP}_{LESSON}.ipynb")
     add("resub", answered(course, set()), "resubmitted", name=f"resub_attempt_2026-11-20-09-00-00_{LESSON}.ipynb")
     subs[f"resub_attempt_2026-11-20-11-00-00_{LESSON}.ipynb"] = answered(course)
@@ -363,8 +375,9 @@ def test_every_cheat_gets_no_points_or_is_flagged(batch):
     assert not problems, "\n".join(problems)
     for student in ("talias", "timportlib", "tsetattr"):  # the helper package returns its own functions
         assert rows[student]["rnn-step-tests"] == "0" and "expect_close" in rows[student]["flags"], rows[student]
-    for student in ("tsysmodules", "tnumpy", "tbuiltins", "tclass", "ttorchdict"):
-        assert "at run time" in rows[student]["flags"], (student, rows[student]["flags"])
+    runtime_flags = rows["truntime"]["flags"]
+    for student, what in RUNTIME_ROUTES.items():
+        assert f"at run time: {what}" in runtime_flags, (student, runtime_flags)
     assert rows["readsolution"]["rnn-step-tests"] == "0"
 
 
