@@ -23,6 +23,19 @@ def lesson_params():
     return [pytest.param(lesson, marks=pytest.mark.xdist_group(lesson), id=lesson) for lesson in LESSONS]
 
 
+# The longest xdist groups first, so that the two workers finish together instead of one idling at the end.
+LONG_GROUPS = ["grading", "browser", "hub", *reversed(LESSONS)]  # later lessons take longer to run
+
+
+def pytest_collection_modifyitems(items):
+    def rank(item):
+        mark = item.get_closest_marker("xdist_group")
+        group = (mark.args or [mark.kwargs.get("name")])[0] if mark else None
+        return LONG_GROUPS.index(group) if group in LONG_GROUPS else len(LONG_GROUPS)
+
+    items.sort(key=rank)  # stable: the order inside a group and among the rest is kept
+
+
 def pytest_terminal_summary(terminalreporter):
     """Print the wall time of every notebook that the tests executed."""
     rows, redraws = [], []
