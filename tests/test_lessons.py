@@ -164,6 +164,29 @@ def test_correct_variants_keep_points(solved):
     assert not failures, "\n".join(failures)
 
 
+@pytest.mark.parametrize("lesson", lesson_params())
+def test_a_mistake_costs_points_in_one_exercise_only(solved):
+    """Each code exercise answered with its catalog's first wrong implementation: the tests of every later code
+    exercise (with the solution's answers, defined after it as a student's are) still give full marks, because
+    they call the student's later functions with reference versions of the earlier ones."""
+    catalog, items, problems = load_catalog(solved.lesson), list(exercises(solved.nb)), []
+    code = [(i, a, t) for i, (a, t, _) in enumerate(items) if not grade_id(a).startswith("quiz-")]
+    for i, answer, _ in code:
+        wrong = catalog.get(grade_id(answer), {}).get("wrong", {})
+        later = [(a, t) for j, a, t in code if j > i]
+        if not wrong or not later:
+            continue
+        name, (source, _) = next(iter(wrong.items()))
+        solved.run(source)
+        for later_answer, later_tests in later:
+            solved.run(later_answer.source)
+            if reason := describe(solved.run(later_tests.source)):
+                problems.append(f"{grade_id(answer)} / {name} costs points in {grade_id(later_answer)}: {reason}")
+        for source in [answer.source] + [a.source for a, _ in later]:  # the solution again
+            solved.run(source)
+    assert not problems, "\n".join(problems)
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("lesson", lesson_params())
 def test_student_notebook_fails_only_where_unanswered(lesson, record_property):

@@ -202,12 +202,24 @@ def rnn_run(xs, h0, W_h, W_x, b):
 
 
 # %% tests="rnn-run-tests" points=2
-# Visible checks: shapes, the first step, and that the state is carried from step to step.
+# Visible checks: shapes, the first step, and that the state is carried from step to step. These call your
+# rnn_run with PyTorch's RNN cell in place of your `rnn_step`, so that a mistake in exercise 1.1 costs
+# points only there (your rnn_step was checked above).
+def _reference_rnn_step(h, x, W_h, W_x, b):
+    cell = torch.nn.RNNCell(W_x.shape[1], W_h.shape[0], nonlinearity="tanh").double()
+    with torch.no_grad():
+        for weight, value in ((cell.weight_hh, W_h), (cell.weight_ih, W_x), (cell.bias_ih, b)):
+            weight.copy_(torch.as_tensor(np.asarray(value, dtype=float)))
+        cell.bias_hh.zero_()
+        return cell(torch.as_tensor(np.asarray(x, dtype=float)), torch.as_tensor(np.asarray(h, dtype=float))).numpy()
+
+
+_rnn_run = checks.with_references(rnn_run, rnn_step=_reference_rnn_step)
 _rng = np.random.default_rng(0)
 _xs, _h0 = _rng.standard_normal((5, 3)), np.array([0.5, -0.25])
-_H = checks.call(rnn_run, _xs, _h0, _W_h, _W_x, _b)
+_H = checks.call(_rnn_run, _xs, _h0, _W_h, _W_x, _b)
 checks.expect_shape(_H, (5, 2), "rnn_run on 5 tokens with d_h = 2")
-_first = rnn_step(_h0, _xs[0], _W_h, _W_x, _b)  # the state after token 0
+_first = _reference_rnn_step(_h0, _xs[0], _W_h, _W_x, _b)  # the state after token 0
 checks.expect(
     not (checks.is_close(_H[-1], _first) and not checks.is_close(_H[0], _first)),
     "the states come out in reverse order: row t must be the state after token t.",
@@ -217,18 +229,20 @@ checks.expect_close(
     _first,
     "the first row (state after token 0)",
     mistakes={
-        "the tokens are read back to front: read xs in order.": rnn_step(_h0, _xs[-1], _W_h, _W_x, _b),
-        "the start state h0 is ignored: the first step starts from h0, not from zeros.": rnn_step(
+        "the tokens are read back to front: read xs in order.": _reference_rnn_step(_h0, _xs[-1], _W_h, _W_x, _b),
+        "the start state h0 is ignored: the first step starts from h0, not from zeros.": _reference_rnn_step(
             np.zeros(2), _xs[0], _W_h, _W_x, _b
         ),
     },
 )
 checks.expect_close(
     _H[1],
-    rnn_step(_H[0], _xs[1], _W_h, _W_x, _b),
+    _reference_rnn_step(_H[0], _xs[1], _W_h, _W_x, _b),
     "the second row (state after token 1)",
     mistakes={
-        "every step starts from h0: carry the new state into the next step.": rnn_step(_h0, _xs[1], _W_h, _W_x, _b)
+        "every step starts from h0: carry the new state into the next step.": _reference_rnn_step(
+            _h0, _xs[1], _W_h, _W_x, _b
+        )
     },
 )
 
@@ -258,8 +272,8 @@ def _rnn_run_hidden():
         .detach()
         .numpy(),
     }
-    checks.expect_close(rnn_run(xs, h0, W_h, W_x, b), want, f"rnn_run on {T} tokens", mistakes=mistakes)
-    one = rnn_run(xs[:1], h0, W_h, W_x, b)
+    checks.expect_close(_rnn_run(xs, h0, W_h, W_x, b), want, f"rnn_run on {T} tokens", mistakes=mistakes)
+    one = _rnn_run(xs[:1], h0, W_h, W_x, b)
     checks.expect_shape(one, (1, dh), "rnn_run on a single token")
 
 
