@@ -247,8 +247,19 @@ class NotebookPage:
         self.page.wait_for_selector(".jp-Notebook .jp-Cell", timeout=60_000)
         self.sessions = []
         if wait_for_kernel:
-            self.page.wait_for_selector(".jp-Notebook-ExecutionIndicator[data-status=idle]", timeout=60_000)
+            self.wait_for_idle_kernel()
             self.sessions = self._new_sessions()
+
+    def wait_for_idle_kernel(self, seconds=60):
+        """Wait until the kernel is idle, accepting a dialog on the way (a kernel that could not start on a
+        busy machine leaves "Select Kernel")."""
+        deadline = time.monotonic() + seconds
+        while not self.page.locator(".jp-Notebook-ExecutionIndicator[data-status=idle]").count():
+            if time.monotonic() > deadline:
+                raise AssertionError(f"the kernel was not idle after {seconds} s: {self.state()}")
+            if self.page.evaluate(DIALOGS_JS):
+                self.close_dialogs()
+            time.sleep(0.2)
 
     claimed = set()  # kernel sessions that belong to some page (two pages may show the same file)
 
