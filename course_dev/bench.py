@@ -174,8 +174,9 @@ def bench_notebooks(names, repeat, timeout, log):
             "errors": sorted({e for r in results for e in r["errors"]}),
         }
     floor = summary.pop("floor")
+    known = set(lessons())
     for name, entry in summary.items():
-        meta = lesson_meta(name) if name in lessons() else {"capstone": False, "extension": False}
+        meta = lesson_meta(name) if name in known else {"capstone": False, "extension": False}
         entry["ratio_to_floor"] = entry["median_s"] / floor["median_s"]
         entry["budget_s"] = notebook_budget(name)
         entry["floor_ratio_budget"] = None if meta["capstone"] else FLOOR_RATIO
