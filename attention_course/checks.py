@@ -61,6 +61,25 @@ def expect_shape(x, shape, what):
         raise AssertionError(f"{what} should have shape {tuple(shape)}, but has shape {got}.")
 
 
+def output_and_weights(result, what, d_v, T_k, fn="the function"):
+    """The `(output, weights)` pair that attention functions return, checked: a tuple of two, output first.
+
+    `d_v` and `T_k` are the sizes of the last axis of the output and of the weights; when they differ, a pair in the
+    wrong order is named as such. Returns (output, weights) for further checks."""
+    expect(
+        isinstance(result, (tuple, list)) and len(result) == 2,
+        f"{what}: {fn} must return a tuple (output, weights), output first.",
+    )
+    output, weights = result
+    swapped = d_v != T_k and _shape(output)[-1:] == (T_k,) and _shape(weights)[-1:] == (d_v,)
+    expect(
+        not swapped,
+        f"{what}: the tuple is the wrong way round: you returned (weights, output); return (output, weights), "
+        "output first.",
+    )
+    return output, weights
+
+
 def _max_diff(a, b):
     return float(_abs(a - b).max()) if a.size else 0.0
 

@@ -1,15 +1,90 @@
-"""Figures with labelled axes, titles that state their parameters and colour-blind-safe colours."""
+"""Figures for the lessons: one palette of meanings, labelled axes, titles that state the finding, and images
+that reach every reader (alt text in the page, sharp on high-density screens, no wider than the notebook column).
+"""
 
+import base64
+import html
 import io
 import os
 
 import matplotlib.pyplot as plt
 import numpy as np
+from matplotlib.colors import to_hex, to_rgb
 
-# Okabe-Ito: distinguishable with every common form of colour blindness.
-COLORS = ["#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442", "#000000"]
+# --- one colour, one meaning ------------------------------------------------------------------------------------
+# Okabe–Ito colours, distinguishable with every common colour-vision deficiency. Each lesson picks colours by what
+# they mean, never by position, so "blue" is the same idea in every figure of the course.
+BLUE, VERMILION, BLACK, GREEN, PURPLE, ORANGE, SKY = (
+    "#0072B2",
+    "#D55E00",
+    "#000000",
+    "#009E73",
+    "#CC79A7",
+    "#E69F00",
+    "#56B4E9",
+)
+COLOR = {
+    "yours": BLUE,  # what the student built, and the method the lesson teaches (scaled, cached, tiled, attention)
+    "baseline": VERMILION,  # what it is compared with (unscaled, naive, plain, RNN, an ablation: "without …")
+    "reference": BLACK,  # PyTorch's result, theory, a bound or guide line (usually dashed)
+    "other": GREEN,  # a further variant or quantity in the same panel
+    "other2": PURPLE,  # and one more
+    "highlight": ORANGE,  # the item the reader picked (a token, the best key): fills and marks only, never text
+    "chance": "#6E6E6E",  # chance level, uniform weights (grey, 5.1:1 on white)
+    "masked": "#BDBDBD",  # a masked cell (drawn hatched, see `draw_masked`): not allowed to attend
+    "skipped": "#F0F0F0",  # a tile that is never computed
+}
+MEANINGS = {  # names a lesson may use for the roles above
+    "scaled": "yours", "unscaled": "baseline", "pytorch": "reference", "theory": "reference", "cache": "yours",
+    "recompute": "baseline", "tiled": "yours", "plain": "baseline", "attention": "yours", "rnn": "baseline",
+    "with": "yours", "without": "baseline", "data": "other", "guide": "reference",
+}  # fmt: skip
+COLORS = [BLUE, ORANGE, GREEN, PURPLE, SKY, VERMILION, "#F0E442", BLACK]  # old positional palette: use COLOR
 SEQUENTIAL = "viridis"  # perceptually uniform, readable in grey
 DIVERGING = "PuOr"  # colour-blind-safe diverging map, for signed values
+TEXT = "#1A1A1A"  # labels and notes: dark text on white
+MASK_HATCH = "///"
+
+
+def color(meaning):
+    """The colour of a meaning: `color("scaled")`, `color("yours")`, `color("masked")`."""
+    return COLOR[MEANINGS.get(meaning, meaning)]
+
+
+def _luminance(c):
+    channel = np.array(to_rgb(c))
+    linear = np.where(channel <= 0.04045, channel / 12.92, ((channel + 0.055) / 1.055) ** 2.4)
+    return float(linear @ [0.2126, 0.7152, 0.0722])
+
+
+def contrast(foreground, background="white"):
+    """WCAG contrast ratio of two colours (1 to 21; text needs at least 4.5)."""
+    hi, lo = sorted((_luminance(foreground), _luminance(background)), reverse=True)
+    return (hi + 0.05) / (lo + 0.05)
+
+
+def text_color(meaning, background="white"):
+    """The colour of a meaning, darkened just enough for text on `background` (contrast >= 4.5:1)."""
+    rgb = np.array(to_rgb(color(meaning)))
+    while contrast(rgb, background) < 4.5:
+        rgb = rgb * 0.95
+    return to_hex(rgb)
+
+
+def draw_masked(ax, allowed, **kwargs):
+    """Hatch the cells of an imshow-style grid that are masked (allowed == False), so they never look like a
+    small weight. `allowed`: a boolean (rows, cols) array, True = may attend."""
+    from matplotlib.patches import Rectangle
+
+    blocked = ~np.asarray(allowed, dtype=bool)
+    patches = []
+    for i, j in zip(*np.nonzero(blocked)):
+        patch = Rectangle(
+            (j - 0.5, i - 0.5), 1, 1, facecolor=COLOR["masked"], edgecolor="#6E6E6E", hatch=MASK_HATCH, lw=0, **kwargs
+        )
+        ax.add_patch(patch)
+        patches.append(patch)
+    return patches
 
 
 def to_numpy(x):
@@ -20,9 +95,20 @@ def to_numpy(x):
 
 
 def attention_heatmap(
-    weights, queries, keys=None, ax=None, title=None, annotate=None, cmap=SEQUENTIAL, vmin=0.0, vmax=1.0, colorbar=True
+    weights,
+    queries,
+    keys=None,
+    ax=None,
+    title=None,
+    annotate=None,
+    cmap=SEQUENTIAL,
+    vmin=0.0,
+    vmax=1.0,
+    colorbar=True,
+    allowed=None,
 ):
-    """Heatmap of attention weights (T_q, T_k): one row per query token, one column per key token."""
+    """Heatmap of attention weights (T_q, T_k): one row per query token, one column per key token.
+    `allowed` (boolean (T_q, T_k), True = may attend) hatches the masked cells, so they never read as a weight of 0."""
     w = to_numpy(weights)
     keys = queries if keys is None else keys
     if w.ndim != 2 or w.shape != (len(queries), len(keys)):
@@ -38,31 +124,30 @@ def attention_heatmap(
     ax.set_ylabel("query (token attending)")
     if title:
         ax.set_title(title)
+    blocked = np.zeros(w.shape, bool) if allowed is None else ~to_numpy(allowed).astype(bool)
+    if allowed is not None:
+        draw_masked(ax, ~blocked)
     if annotate is None:
         annotate = w.size <= 64
     if annotate:
         for (i, j), v in np.ndenumerate(w):
-            ax.text(
-                j,
-                i,
-                f"{v:.2f}",
-                ha="center",
-                va="center",
-                fontsize=MIN_FONT_PT,
-                color="white" if v < (vmin + vmax) / 2 else "black",
-            )
+            if not blocked[i, j]:
+                dark = v < (vmin + vmax) / 2  # viridis is dark at the low end
+                ax.text(
+                    j, i, f"{v:.2f}", ha="center", va="center", fontsize=MIN_FONT_PT, color="white" if dark else TEXT
+                )
     if colorbar:
         ax.figure.colorbar(im, ax=ax, fraction=0.046, pad=0.04, label="weight")
     return ax
 
 
-def bars(values, labels, ax=None, title=None, xlabel=None, ylabel=None, highlight=None, color=COLORS[0]):
-    """Horizontal bar chart, one bar per label (top to bottom in the given order)."""
+def bars(values, labels, ax=None, title=None, xlabel=None, ylabel=None, highlight=None, color=COLOR["yours"]):
+    """Horizontal bar chart, one bar per label (top to bottom in the given order); bar `highlight` in orange."""
     v = to_numpy(values).ravel()
     if len(v) != len(labels):
         raise ValueError(f"bars: got {len(v)} values for {len(labels)} labels")
     ax = ax or plt.subplots(figsize=(6, 0.3 * len(labels) + 1.2))[1]
-    colors = [COLORS[1] if i == highlight else color for i in range(len(v))]
+    colors = [COLOR["highlight"] if i == highlight else color for i in range(len(v))]
     ax.barh(range(len(v)), v, color=colors)
     ax.set_yticks(range(len(v)), labels)
     ax.invert_yaxis()
@@ -75,7 +160,12 @@ def bars(values, labels, ax=None, title=None, xlabel=None, ylabel=None, highligh
     return ax
 
 
-MIN_FONT_PT = 9  # the smallest text a figure may carry
+# --- images that every reader gets ------------------------------------------------------------------------------
+MIN_FONT_PT = 9  # the smallest text a figure may carry, as shown (a figure is shown at its size: see below)
+CSS_PX_PER_INCH = 96  # a figure is shown at its size in inches x 96 CSS pixels, so 9 pt shows as 12 px
+DENSITY = 2  # image pixels per CSS pixel: sharp on high-density screens
+COLUMN_PX = 840  # JupyterLab's notebook column in a 1280-px window with the file browser open (848 px), less a margin
+MAX_WIDTH_IN = COLUMN_PX / CSS_PX_PER_INCH  # a wider figure would be shrunk below 9 pt: stack its panels instead
 
 
 def font_sizes(fig):
@@ -85,21 +175,45 @@ def font_sizes(fig):
     return [t.get_fontsize() for t in fig.findobj(Text) if t.get_visible() and t.get_text().strip()]
 
 
+def image_html(png, alt, width_px, height_px):
+    """An <img> that carries its alt text into the page (JupyterLab, Notebook 7, nbconvert's HTML, feedback pages),
+    shown at `width_px` x `height_px` CSS pixels whatever the image's own density."""
+    data = base64.b64encode(png).decode("ascii")
+    return (
+        f'<img src="data:image/png;base64,{data}" alt="{html.escape(alt, quote=True)}" '
+        f'width="{width_px}" height="{height_px}" style="max-width:100%;height:auto">'
+    )
+
+
+def display_png(png, alt, width_px, height_px):
+    """Show PNG bytes as an image with alt text (an HTML output: JupyterLab ignores alt text in image metadata)."""
+    from IPython.display import HTML, display
+
+    display(HTML(image_html(png, alt, width_px, height_px)), metadata={"alt": alt})
+
+
 def show(fig, alt, name=None):
-    """Display `fig` as a PNG with alt text (what the figure shows, for screen readers), then close it.
+    """Display `fig` with alt text (what the figure shows, for screen readers), then close it.
 
-    Also saves it when `name` is given (see `save`). Every figure a lesson shows goes through here."""
-    from IPython.display import Image, display
-
+    Drawn at DENSITY x the display resolution and shown at its size in inches (CSS_PX_PER_INCH), so text keeps its
+    point size and stays sharp. Also saves it when `name` is given (see `save`). Every figure a lesson shows goes
+    through here."""
     small = [s for s in font_sizes(fig) if s < MIN_FONT_PT]
     if small:
         raise ValueError(f"figure text must be at least {MIN_FONT_PT} pt; found {min(small)} pt")
     if name:
         save(fig, name)
     buffer = io.BytesIO()
-    fig.savefig(buffer, format="png", bbox_inches="tight")
+    fig.savefig(buffer, format="png", bbox_inches="tight", dpi=CSS_PX_PER_INCH * DENSITY)
     plt.close(fig)
-    display(Image(data=buffer.getvalue(), format="png", metadata={"alt": alt}))
+    png = buffer.getvalue()
+    width, height = png_size(png)
+    display_png(png, alt, round(width / DENSITY), round(height / DENSITY))
+
+
+def png_size(png):
+    """(width, height) in pixels of PNG bytes."""
+    return int.from_bytes(png[16:20], "big"), int.from_bytes(png[20:24], "big")  # the IHDR chunk
 
 
 def save(fig, name):
@@ -107,5 +221,5 @@ def save(fig, name):
     folder = os.environ.get("ATTENTION_COURSE_FIGURES")
     if folder:
         os.makedirs(folder, exist_ok=True)
-        fig.savefig(os.path.join(folder, f"{name}.png"), bbox_inches="tight")
+        fig.savefig(os.path.join(folder, f"{name}.png"), bbox_inches="tight", dpi=CSS_PX_PER_INCH * DENSITY)
     return fig

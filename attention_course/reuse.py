@@ -60,3 +60,23 @@ def from_lesson(lesson, *names, here="."):
             f"{', '.join(missing)} not found in your {lesson} notebook: finish those exercises there first{detail}."
         )
     return tuple(namespace[n] for n in names)
+
+
+def load_from_torch(mine, theirs):
+    """Copy the weights of PyTorch's nn.MultiheadAttention `theirs` into a MultiHeadAttention `mine` of lesson 6
+    (attributes W_q, W_k, W_v, W_o, each an nn.Linear(d_model, d_model)); returns `mine`.
+
+    Taught in lesson 6 (06_multi_head, "MultiHeadAttention as a module"), used again in lesson 10. PyTorch keeps the
+    three input projections stacked in one (3·d_model, d_model) matrix, in the order query, key, value."""
+    import torch
+
+    d = theirs.embed_dim
+    with torch.no_grad():
+        for i, name in enumerate(("W_q", "W_k", "W_v")):
+            getattr(mine, name).weight.copy_(theirs.in_proj_weight[i * d : (i + 1) * d])
+            if theirs.in_proj_bias is not None:
+                getattr(mine, name).bias.copy_(theirs.in_proj_bias[i * d : (i + 1) * d])
+        mine.W_o.weight.copy_(theirs.out_proj.weight)
+        if theirs.out_proj.bias is not None:
+            mine.W_o.bias.copy_(theirs.out_proj.bias)
+    return mine

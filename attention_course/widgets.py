@@ -15,8 +15,10 @@ import ipywidgets as w
 import matplotlib.pyplot as plt
 import numpy as np
 import traitlets
-from IPython.display import HTML, Image, display
+from IPython.display import HTML, display
 from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+from attention_course import plots
 
 
 def slider(description, min, max, value, step=1):
@@ -250,6 +252,7 @@ class Explorer(w.VBox):
             self._fig = self.view.figure = self.view.build(**values)
             plt.close(self._fig)  # out of pyplot's list (no second copy inline); it is shown as an image here
             FigureCanvasAgg(self._fig)  # closing detached its canvas: draw it with Agg from now on
+            self._fig.set_dpi(plots.CSS_PX_PER_INCH * plots.DENSITY)  # sharp, shown at its size (as plots.show)
             self._key, self.builds = key, self.builds + 1
         return self._fig
 
@@ -283,7 +286,8 @@ class Explorer(w.VBox):
             self.status = f"error: {type(error).__name__}: {error}"
         else:
             self.png = png
-            self._show(Image(data=png, format="png", metadata={"alt": self.alt_text}))
+            width, height = (round(n / plots.DENSITY) for n in plots.png_size(png))
+            self._show(HTML(plots.image_html(png, self.alt_text, width, height)))
             self.status = "figure"
         self.redraw_seconds.append(time.perf_counter() - start)
 

@@ -3,7 +3,8 @@
     python -m course_dev.release [--root COURSE_ROOT] [LESSON ...]     (all lessons by default)
 
 First builds each solution notebook from its text source (solutions/<lesson>/<lesson>.py, see
-course_dev.lesson_text) when there is one. Runs nbgrader in one process for all lessons, records them
+course_dev.lesson_text), and refuses, naming the command that keeps them, when a solution notebook holds edits
+made in Jupyter that its text source does not. Runs nbgrader in one process for all lessons, records them
 in the gradebook, and fails loudly if nbgrader reports an error (its command line exits 0 on some failures).
 """
 
@@ -20,14 +21,20 @@ from course_dev.env import use_this_python
 from course_dev.paths import ROOT, lessons, source_path
 
 
+class ReleaseError(Exception):
+    """The release cannot be made; the message says why and what to run."""
+
+
 def release(root=ROOT, names=None):
     root = Path(root).resolve()
     use_this_python()  # nbgrader calls `alembic` and starts kernels with the first `python` on PATH
     names = names or lessons(root)
-    if root == ROOT:
-        for name in names:
-            if source_path(name).is_file():
-                lesson_text.build(name)
+    for name in names:
+        if source_path(name, root).is_file():
+            try:
+                lesson_text.build(name, root)
+            except lesson_text.EditedNotebook as problem:
+                raise ReleaseError(str(problem)) from None
     config = PyFileConfigLoader("nbgrader_config.py", path=str(root)).load_config()
     (root / "grading").mkdir(exist_ok=True)  # the gradebook's folder (nbgrader_config.py)
     cwd = os.getcwd()
@@ -38,7 +45,7 @@ def release(root=ROOT, names=None):
             result = api.generate_assignment(name, force=True)
             if not result["success"]:
                 details = result.get("log", "") + (result.get("error") or "")
-                raise SystemExit(f"nbgrader generate_assignment {name} failed:\n{details}")
+                raise ReleaseError(f"nbgrader generate_assignment {name} failed:\n{details}")
             print(f"released {name} -> notebooks/{name}/")
     finally:
         os.chdir(cwd)
@@ -49,5 +56,7 @@ if __name__ == "__main__":
     parser.add_argument("--root", default=ROOT, help="course root (default: this repository)")
     parser.add_argument("lessons", nargs="*")
     args = parser.parse_args()
-    release(args.root, args.lessons)
-    sys.exit(0)
+    try:
+        release(args.root, args.lessons)
+    except ReleaseError as problem:
+        sys.exit(f"make release: {problem}")

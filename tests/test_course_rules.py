@@ -1,5 +1,6 @@
 """The rules of LESSON_ANATOMY.md that a program can check without running a notebook."""
 
+import json
 import re
 import subprocess
 import sys
@@ -63,3 +64,36 @@ def test_code_is_linted_and_formatted():
     for command in (["check", "--quiet", "."], ["format", "--check", "--quiet", "."]):
         result = subprocess.run([sys.executable, "-m", "ruff", *command], cwd=ROOT, capture_output=True, text=True)
         assert result.returncode == 0, f"ruff {' '.join(command)}:\n{(result.stdout + result.stderr)[-3000:]}"
+
+
+def test_release_refuses_a_notebook_edit_its_source_lacks(tmp_path):
+    """An edit made in Jupyter to a solution notebook is never overwritten by `make release`: it refuses and names
+    `extract`, which moves the edit into the text source; then the release goes on."""
+    import shutil
+
+    import nbformat
+
+    from course_dev import release
+
+    lesson = "02_dot_product"
+    folder = tmp_path / "solutions" / lesson
+    folder.mkdir(parents=True)
+    for name in (f"{lesson}.py", f"{lesson}.ipynb"):
+        shutil.copy(ROOT / "solutions" / lesson / name, folder / name)
+    nb = nbformat.read(str(folder / f"{lesson}.ipynb"), as_version=4)
+    nb.cells[1].source += "\n\nAn instructor's new sentence."
+    nbformat.write(nb, str(folder / f"{lesson}.ipynb"))
+    with pytest.raises(release.ReleaseError, match=f"lesson_text extract {lesson}"):
+        release.release(tmp_path, [lesson])
+    assert "An instructor's new sentence." not in (folder / f"{lesson}.py").read_text()
+    lesson_text.extract(lesson, tmp_path)
+    assert "An instructor's new sentence." in (folder / f"{lesson}.py").read_text()
+    assert lesson_text.differs(lesson, tmp_path) is None and not lesson_text.edited_since_built(lesson, tmp_path)
+
+
+@pytest.mark.parametrize("lesson", lessons())
+def test_built_notebooks_say_which_file_to_edit(lesson):
+    nb = json.loads(lesson_text.solution_path(lesson).read_text())
+    source = f"solutions/{lesson}/{lesson}.py"
+    assert nb["metadata"]["attention_course"]["edit"] == source
+    assert source in "".join(nb["cells"][0]["source"]).splitlines()[0]

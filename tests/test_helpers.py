@@ -1,5 +1,8 @@
 """Unit tests of the helper package, on its own."""
 
+import base64
+import re
+
 import matplotlib
 
 matplotlib.use("Agg")
@@ -255,17 +258,39 @@ def test_blitted_image_equals_a_full_draw():
     )
 
 
-def test_show_attaches_alt_text_and_refuses_tiny_text(monkeypatch):
+def test_show_puts_alt_text_into_the_page_at_double_density_and_refuses_tiny_text(monkeypatch):
     shown = []
-    monkeypatch.setattr("IPython.display.display", lambda obj: shown.append(obj))
-    fig, ax = plt.subplots()
+    monkeypatch.setattr("IPython.display.display", lambda obj, **kw: shown.append(obj))
+    fig, ax = plt.subplots(figsize=(5, 2.5))
     ax.set_title("a title")
-    plots.show(fig, alt="an empty plot")
-    assert shown[0].metadata == {"alt": "an empty plot"}
+    plots.show(fig, alt='an "empty" plot <1>')
+    page = shown[0].data
+    assert page.startswith("<img ") and 'alt="an &quot;empty&quot; plot &lt;1&gt;"' in page
+    width = int(re.search(r'width="(\d+)"', page)[1])
+    png = base64.b64decode(re.search(r"base64,([^\"]+)", page)[1])
+    assert abs(plots.png_size(png)[0] - plots.DENSITY * width) <= 1, "drawn at twice the size it is shown"
+    assert 0.8 * 5 * plots.CSS_PX_PER_INCH < width <= 5 * plots.CSS_PX_PER_INCH, "shown at its (cropped) size in inches"
     fig, ax = plt.subplots()
     ax.text(0, 0, "tiny", fontsize=6)
     with pytest.raises(ValueError, match="at least 9 pt"):
         plots.show(fig, alt="tiny text")
+
+
+def test_palette_names_meanings_and_text_colours_are_readable():
+    assert plots.color("scaled") == plots.color("yours") != plots.color("unscaled") == plots.color("baseline")
+    for meaning in plots.COLOR:
+        assert plots.contrast(plots.text_color(meaning)) >= 4.5, meaning
+    assert plots.contrast(plots.COLOR["highlight"]) < 4.5, "orange is for fills: text_color() darkens it"
+
+
+def test_heatmap_hatches_masked_cells():
+    fig, ax = plt.subplots()
+    allowed = np.tril(np.ones((3, 3), bool))
+    plots.attention_heatmap(np.tril(np.full((3, 3), 0.3)), list("abc"), ax=ax, allowed=allowed)
+    hatched = [p for p in ax.patches if p.get_hatch() == plots.MASK_HATCH]
+    assert len(hatched) == 3, "one hatched patch per masked cell"
+    assert len([t for t in ax.texts if t.get_text()]) == 6, "masked cells carry no number"
+    plt.close(fig)
 
 
 def test_reuse_runs_the_answer_cells_of_an_earlier_notebook(tmp_path):
@@ -288,3 +313,12 @@ def test_reuse_runs_the_answer_cells_of_an_earlier_notebook(tmp_path):
         reuse.from_lesson("03_x", "double", "missing_name", here=tmp_path / "05_y")
     with pytest.raises(reuse.NotAvailable, match="is not next to this notebook"):
         reuse.from_lesson("04_z", "f", here=tmp_path / "05_y")
+
+
+def test_output_and_weights_names_a_swapped_pair():
+    out, w = np.zeros((2, 5)), np.full((2, 3), 1 / 3)
+    assert checks.output_and_weights((out, w), "example", d_v=5, T_k=3)[0] is out
+    with pytest.raises(AssertionError, match="wrong way round"):
+        checks.output_and_weights((w, out), "example", d_v=5, T_k=3)
+    with pytest.raises(AssertionError, match=r"must return a tuple \(output, weights\)"):
+        checks.output_and_weights(out, "example", d_v=5, T_k=3, fn="attention")

@@ -2,8 +2,10 @@
 should, and every exercise's tests catch the known mistakes while accepting correct variants."""
 
 import contextlib
+import re
 import runpy
 
+import catalog_tools
 import pytest
 from conftest import lesson_params
 from harness import (
@@ -24,6 +26,8 @@ from harness import (
     stderr,
     student_path,
 )
+
+from attention_course.plots import COLUMN_PX, DENSITY
 
 CODE_WRONG, CODE_RIGHT, QUIZ_WRONG, QUIZ_RIGHT = 4, 2, 2, 1
 DRIVER = "__import__('course_dev.widget_driver').widget_driver"
@@ -88,31 +92,98 @@ def test_the_browser_suite_drives_this_lessons_kinds_of_control(solved):
     assert claimed <= kinds, f"harness.BROWSER_LESSON_FOR_KIND: {solved.lesson} has no {claimed - kinds}"
 
 
+def _images(nb):
+    """(cell index, <img> attributes) of every image a notebook's outputs show, and the cells that show an image
+    some other way (a bare PNG, which JupyterLab shows without alt text)."""
+    images, bare = [], []
+    for i, cell in enumerate(nb.cells):
+        for output in cell.get("outputs", []):
+            data = output.get("data", {})
+            if "image/png" in data or "image/svg+xml" in data:
+                bare.append(i)
+            for tag in re.findall(r"<img\b[^>]*>", str(data.get("text/html", ""))):
+                images.append((i, dict(re.findall(r'(\w+)="([^"]*)"', tag))))
+    return images, bare
+
+
 @pytest.mark.parametrize("lesson", lesson_params())
-def test_every_figure_has_alt_text(solved):
-    """Every image a lesson shows (figures and explorers) says what it shows, for screen readers."""
-    missing = [
-        i
-        for i, c in enumerate(solved.nb.cells)
-        if c.cell_type == "code"
-        for o in c.outputs
-        if "image/png" in o.get("data", {})
-        and not str(o.get("metadata", {}).get("image/png", {}).get("alt", "")).strip()
+def test_every_figure_has_alt_text_in_the_page(solved):
+    """Every image a lesson shows (figures and explorers) is an <img> whose alt text says what it shows: JupyterLab
+    ignores alt text kept in an image output's metadata, so figures are HTML outputs (plots.show)."""
+    images, bare = _images(solved.nb)
+    assert not bare, (
+        f"cells {bare} show an image without alt text in the page: show figures with plots.show(fig, alt=…)"
+    )
+    assert images and all(attrs.get("alt", "").strip() for _, attrs in images), [
+        i for i, a in images if not a.get("alt")
     ]
-    assert not missing, f"image outputs without alt text in cells {missing}: show figures with plots.show(fig, alt=...)"
-    alts = solved.value("__import__('course_dev.widget_driver').widget_driver.alt_texts()")
+    alts = solved.value(f"{DRIVER}.alt_texts()")
     assert all(a.strip() for a in alts), f"every explorer image has alt text: {alts}"
+
+
+# Lessons whose figures are being restacked (issue 24); the lead removes each as its lesson lands.
+WIDE_FIGURES_TO_RESTACK = {
+    "02_dot_product",
+    "03_scaling",
+    "04_softmax",
+    "05_qkv_projections",
+    "06_multi_head",
+    "07_positional_encoding",
+    "08_residual_layernorm",
+    "09_tiny_transformer",
+    "10_causal_decoder",
+    "11_attention_at_scale",
+}
+
+
+@pytest.mark.parametrize("lesson", lesson_params())
+def test_every_figure_fits_the_notebook_column(solved):
+    """No figure is wider than JupyterLab's notebook column at 1280 px with the file browser open, so none is shrunk
+    below 9 pt (stack wide panels instead). Explorers are checked by the browser suite."""
+    if solved.lesson in WIDE_FIGURES_TO_RESTACK:
+        pytest.xfail("figures not yet restacked for the column")
+    images, _ = _images(solved.nb)
+    wide = [(i, int(a["width"])) for i, a in images if int(a.get("width", 0)) > COLUMN_PX]
+    assert not wide, f"(cell, width in px) wider than the {COLUMN_PX}-px column: {wide}"
+    explorers = solved.value(f"[__import__('attention_course').plots.png_size(e.png)[0] for e in {DRIVER}.explorers()]")
+    assert all(w / DENSITY <= COLUMN_PX for w in explorers), (
+        f"explorer widths in px: {[w / DENSITY for w in explorers]}"
+    )
+
+
+# Lessons whose CLAIMS are being written (issue 22); the lead removes each as its lesson lands.
+CLAIMS_TO_WRITE = {
+    "00_pytorch_primer",
+    "01_why_attention",
+    "02_dot_product",
+    "03_scaling",
+    "04_softmax",
+    "05_qkv_projections",
+    "06_multi_head",
+    "07_positional_encoding",
+    "08_residual_layernorm",
+    "09_tiny_transformer",
+    "10_causal_decoder",
+    "11_attention_at_scale",
+}
 
 
 @pytest.mark.parametrize("lesson", lesson_params())
 def test_claims_in_the_prose_hold(solved):
-    """A catalog may define CLAIMS: test-only code, run in the solved kernel, that asserts what the lesson's prose
-    says about its own measurements (kept out of the notebook, where a student's run could trip it)."""
-    claims = runpy.run_path(str(CATALOGS / f"{solved.lesson}.py")).get("CLAIMS")
-    if not claims:
-        pytest.skip("no CLAIMS in this lesson's catalog")
-    outputs = solved.run(claims)
+    """Every catalog defines CLAIMS: test-only code, run in the solved kernel, that asserts what the lesson's prose,
+    model answers and rubrics say about its own measurements (kept out of the notebook, where a student's run could
+    trip it). Every number written in the prose is asserted there with `claim("0.13", value)`, or listed in the
+    catalog's NOT_MEASURED with why (a parameter, a definition, a date)."""
+    if solved.lesson in CLAIMS_TO_WRITE:
+        pytest.xfail("CLAIMS not yet written for every number of this lesson")
+    catalog = runpy.run_path(str(CATALOGS / f"{solved.lesson}.py"))
+    assert catalog.get("CLAIMS"), "no CLAIMS in this lesson's catalog"
+    outputs = solved.run(catalog_tools.CLAIM_TOOLS + "\n" + catalog["CLAIMS"])
     assert not errors(outputs) and not stderr(outputs), describe(outputs)
+    claimed = solved.value("sorted(_claimed)")
+    prose = [c.source for c in solved.nb.cells if c.cell_type == "markdown"]
+    missing = catalog_tools.unguarded(prose, claimed, catalog.get("NOT_MEASURED", {}))
+    assert not missing, f"numbers in the prose that no claim asserts (claim them, or add to NOT_MEASURED): {missing}"
 
 
 @pytest.mark.parametrize("lesson", lesson_params())

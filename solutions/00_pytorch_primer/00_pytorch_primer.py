@@ -1012,57 +1012,20 @@ with ac.student_code("train_step"):
 #
 # **Q1 (1 point).** `x` has shape `(2, 5, 1)` and `y` has shape `(5, 3)`. How many numbers does `x + y` hold?
 
-# %% answer="quiz-broadcast-size"
-q1_answer = None
-### BEGIN SOLUTION
+# %% quiz="quiz-broadcast-size" key="(torch.zeros(2, 5, 1) + torch.zeros(5, 3)).numel()" points=1
 q1_answer = 30
-### END SOLUTION
-
-# %% tests="quiz-broadcast-size-tests" points=1
-checks.expect_number(q1_answer, "Q1")
-### BEGIN HIDDEN TESTS
-checks.check_number(q1_answer, (torch.zeros(2, 5, 1) + torch.zeros(5, 3)).numel(), "Q1")
-### END HIDDEN TESTS
 
 # %% [markdown]
 # **Q2 (1 point).** How many trainable numbers (weights and biases) does `nn.Linear(64, 16)` hold?
 
-# %% answer="quiz-linear-params"
-q2_answer = None
-### BEGIN SOLUTION
+# %% quiz="quiz-linear-params" key="sum(p.numel() for p in nn.Linear(64, 16).parameters())" points=1
 q2_answer = 1040
-### END SOLUTION
-
-# %% tests="quiz-linear-params-tests" points=1
-checks.expect_number(q2_answer, "Q2")
-### BEGIN HIDDEN TESTS
-checks.check_number(q2_answer, sum(p.numel() for p in nn.Linear(64, 16).parameters()), "Q2")
-### END HIDDEN TESTS
 
 # %% [markdown]
 # **Q3 (1 point).** `x = torch.tensor(3.0, requires_grad=True)`. You run `(x ** 2).backward()` and then,
 # without resetting anything, `(x ** 2).backward()` once more. What number does `x.grad` hold now?
 
-# %% answer="quiz-grad-accumulates"
-q3_answer = None
-### BEGIN SOLUTION
-q3_answer = 12
-### END SOLUTION
-
-# %% tests="quiz-grad-accumulates-tests" points=1
-checks.expect_number(q3_answer, "Q3")
-
-
-### BEGIN HIDDEN TESTS
-def _q3_key():
-    x = torch.tensor(3.0, requires_grad=True)
-    (x**2).backward()
-    (x**2).backward()
-    return x.grad.item()
-
-
-checks.check_number(q3_answer, _q3_key(), "Q3")
-### END HIDDEN TESTS
+# %% quiz="quiz-grad-accumulates" key="12" points=1
 
 # %% [markdown]
 # **Q4 (1 point).** `layer = nn.Linear(3, 5)` and `x` has shape `(8, 3)`. Which statement is true?
@@ -1072,17 +1035,7 @@ checks.check_number(q3_answer, _q3_key(), "Q3")
 # * **c** — `layer.weight` has shape `(5, 3)` and `layer(x)` equals `layer.weight @ x + layer.bias`
 # * **d** — `layer.weight` has shape `(3, 5)` and `layer(x)` has shape `(8, 3)`
 
-# %% answer="quiz-linear-weight"
-q4_answer = None
-### BEGIN SOLUTION
-q4_answer = "b"
-### END SOLUTION
-
-# %% tests="quiz-linear-weight-tests" points=1
-checks.expect_choice(q4_answer, "abcd", "Q4")
-### BEGIN HIDDEN TESTS
-checks.check_choice(q4_answer, "b", "Q4")
-### END HIDDEN TESTS
+# %% quiz="quiz-linear-weight" choices="abcd" key="b" points=1
 
 # %% [markdown]
 # **Q5 (1 point).** With SGD on the toy problem, what happens when the learning rate is a little above
@@ -1093,17 +1046,7 @@ checks.check_choice(q4_answer, "b", "Q4")
 # * **c** — along the steepest direction the error is multiplied by $|1 - \eta\lambda_\text{max}| > 1$ at every step, so after a few steps the loss grows from step to step and the line swings further each time
 # * **d** — PyTorch stops with an error as soon as a step makes the loss larger
 
-# %% answer="quiz-diverging-lr"
-q5_answer = None
-### BEGIN SOLUTION
-q5_answer = "c"
-### END SOLUTION
-
-# %% tests="quiz-diverging-lr-tests" points=1
-checks.expect_choice(q5_answer, "abcd", "Q5")
-### BEGIN HIDDEN TESTS
-checks.check_choice(q5_answer, "c", "Q5")
-### END HIDDEN TESTS
+# %% quiz="quiz-diverging-lr" choices="abcd" key="c" points=1
 
 # %% [markdown]
 # **Q6 — free answer (3 points, graded by hand).** A classmate's training loop is

@@ -752,33 +752,13 @@ print(
 # **Q1 (1 point).** An RNN with hidden size $d_h = 64$ reads a 1,000-token document. How many numbers
 # does its final state $h_T$ hold?
 
-# %% answer="quiz-rnn-state-size"
-q1_answer = None
-### BEGIN SOLUTION
-q1_answer = 64
-### END SOLUTION
-
-# %% tests="quiz-rnn-state-size-tests" points=1
-checks.expect_number(q1_answer, "Q1")
-### BEGIN HIDDEN TESTS
-checks.check_number(q1_answer, 64, "Q1")
-### END HIDDEN TESTS
+# %% quiz="quiz-rnn-state-size" key="64" points=1
 
 # %% [markdown]
 # **Q2 (1 point).** How many calls of `rnn_step` must run *one after another* to read a 1,000-token
 # document (with one RNN layer)?
 
-# %% answer="quiz-sequential-steps"
-q2_answer = None
-### BEGIN SOLUTION
-q2_answer = 1000
-### END SOLUTION
-
-# %% tests="quiz-sequential-steps-tests" points=1
-checks.expect_number(q2_answer, "Q2")
-### BEGIN HIDDEN TESTS
-checks.check_number(q2_answer, 1000, "Q2")
-### END HIDDEN TESTS
+# %% quiz="quiz-sequential-steps" key="1000" points=1
 
 # %% [markdown]
 # **Q3 (1 point).** Why does the influence of an early token on $h_T$ usually fade in a vanilla RNN?
@@ -788,17 +768,7 @@ checks.check_number(q2_answer, 1000, "Q2")
 # * **c** — $\tanh$ is not differentiable for large inputs
 # * **d** — the RNN reads the sentence backwards
 
-# %% answer="quiz-why-fade"
-q3_answer = None
-### BEGIN SOLUTION
-q3_answer = "b"
-### END SOLUTION
-
-# %% tests="quiz-why-fade-tests" points=1
-checks.expect_choice(q3_answer, "abcd", "Q3")
-### BEGIN HIDDEN TESTS
-checks.check_choice(q3_answer, "b", "Q3")
-### END HIDDEN TESTS
+# %% quiz="quiz-why-fade" choices="abcd" key="b" points=1
 
 # %% [markdown]
 # **Q4 (1 point).** One attention layer reads a sequence of $T$ tokens, and the output at every position
@@ -807,17 +777,7 @@ checks.check_choice(q3_answer, "b", "Q3")
 #
 # * **a** — $T-1$ &nbsp; **b** — $\log_2 T$ &nbsp; **c** — 1 &nbsp; **d** — it depends on $d_k$
 
-# %% answer="quiz-path-length"
-q4_answer = None
-### BEGIN SOLUTION
-q4_answer = "c"
-### END SOLUTION
-
-# %% tests="quiz-path-length-tests" points=1
-checks.expect_choice(q4_answer, "abcd", "Q4")
-### BEGIN HIDDEN TESTS
-checks.check_choice(q4_answer, "c", "Q4")
-### END HIDDEN TESTS
+# %% quiz="quiz-path-length" choices="abcd" key="c" points=1
 
 # %% [markdown]
 # **Q5 (1 point).** In the explorer you set the recurrent scale to 4. Which statement matches what you
@@ -828,17 +788,7 @@ checks.check_choice(q4_answer, "c", "Q4")
 # * **c** — nothing changes: the recurrent weights do not affect memory
 # * **d** — the curve for attention now decays too
 
-# %% answer="quiz-large-scale"
-q5_answer = None
-### BEGIN SOLUTION
-q5_answer = "b"
-### END SOLUTION
-
-# %% tests="quiz-large-scale-tests" points=1
-checks.expect_choice(q5_answer, "abcd", "Q5")
-### BEGIN HIDDEN TESTS
-checks.check_choice(q5_answer, "b", "Q5")
-### END HIDDEN TESTS
+# %% quiz="quiz-large-scale" choices="abcd" key="b" points=1
 
 # %% [markdown]
 # **Q6 — free answer (3 points, graded by hand).** A colleague says: *"Just make the RNN's hidden state

@@ -746,32 +746,12 @@ with ac.student_code("dot_scores and soft_lookup"):
 #
 # **Q1 (1 point).** What is $[1, 2, 3] \cdot [4, 5, 6]$?
 
-# %% answer="quiz-dot-value"
-q1_answer = None
-### BEGIN SOLUTION
-q1_answer = 32
-### END SOLUTION
-
-# %% tests="quiz-dot-value-tests" points=1
-checks.expect_number(q1_answer, "Q1")
-### BEGIN HIDDEN TESTS
-checks.check_number(q1_answer, 32, "Q1")
-### END HIDDEN TESTS
+# %% quiz="quiz-dot-value" key="32" points=1
 
 # %% [markdown]
 # **Q2 (1 point).** Two vectors have lengths 2 and 3, and the angle between them is 60°. What is their dot product?
 
-# %% answer="quiz-dot-angle"
-q2_answer = None
-### BEGIN SOLUTION
-q2_answer = 3.0
-### END SOLUTION
-
-# %% tests="quiz-dot-angle-tests" points=1
-checks.expect_number(q2_answer, "Q2")
-### BEGIN HIDDEN TESTS
-checks.check_number(q2_answer, 3.0, "Q2", tol=1e-3)
-### END HIDDEN TESTS
+# %% quiz="quiz-dot-angle" key="3.0" tol=0.001 points=1
 
 # %% [markdown]
 # **Q3 (1 point).** In the video-search picture of attention, what plays the role of the **keys**?
@@ -781,33 +761,13 @@ checks.check_number(q2_answer, 3.0, "Q2", tol=1e-3)
 # * **c** — the video files themselves
 # * **d** — the ranking shown to you
 
-# %% answer="quiz-keys-role"
-q3_answer = None
-### BEGIN SOLUTION
-q3_answer = "b"
-### END SOLUTION
-
-# %% tests="quiz-keys-role-tests" points=1
-checks.expect_choice(q3_answer, "abcd", "Q3")
-### BEGIN HIDDEN TESTS
-checks.check_choice(q3_answer, "b", "Q3")
-### END HIDDEN TESTS
+# %% quiz="quiz-keys-role" choices="abcd" key="b" points=1
 
 # %% [markdown]
 # **Q4 (1 point).** A soft lookup over 11 videos whose keys all give the query the same score: what weight
 # does each video get? (Give the number, e.g. as a fraction computed in Python.)
 
-# %% answer="quiz-equal-weights"
-q4_answer = None
-### BEGIN SOLUTION
-q4_answer = 1 / 11
-### END SOLUTION
-
-# %% tests="quiz-equal-weights-tests" points=1
-checks.expect_number(q4_answer, "Q4")
-### BEGIN HIDDEN TESTS
-checks.check_number(q4_answer, 1 / 11, "Q4", tol=1e-3)
-### END HIDDEN TESTS
+# %% quiz="quiz-equal-weights" key="1 / 11" tol=0.001 points=1
 
 # %% [markdown]
 # **Q5 (1 point).** Why can a network learn *through* a soft lookup but not through a hard one?
@@ -817,17 +777,7 @@ checks.check_number(q4_answer, 1 / 11, "Q4", tol=1e-3)
 # * **c** — the hard lookup cannot handle more than one query
 # * **d** — the soft lookup always returns the best match
 
-# %% answer="quiz-why-soft"
-q5_answer = None
-### BEGIN SOLUTION
-q5_answer = "b"
-### END SOLUTION
-
-# %% tests="quiz-why-soft-tests" points=1
-checks.expect_choice(q5_answer, "abcd", "Q5")
-### BEGIN HIDDEN TESTS
-checks.check_choice(q5_answer, "b", "Q5")
-### END HIDDEN TESTS
+# %% quiz="quiz-why-soft" choices="abcd" key="b" points=1
 
 # %% [markdown]
 # **Q6 (1 point).** Why did "Top 100 viral moments" score so well for "cats jumping" under the dot product?
@@ -837,17 +787,7 @@ checks.check_choice(q5_answer, "b", "Q5")
 # * **c** — its value vector is the largest
 # * **d** — the dot product is the same as cosine similarity
 
-# %% answer="quiz-length-bias"
-q6_answer = None
-### BEGIN SOLUTION
-q6_answer = "a"
-### END SOLUTION
-
-# %% tests="quiz-length-bias-tests" points=1
-checks.expect_choice(q6_answer, "abcd", "Q6")
-### BEGIN HIDDEN TESTS
-checks.check_choice(q6_answer, "a", "Q6")
-### END HIDDEN TESTS
+# %% quiz="quiz-length-bias" choices="abcd" key="a" points=1
 
 # %% [markdown]
 # **Q7 — free answer (3 points, graded by hand).** A search engine shows you the single best match, yet a

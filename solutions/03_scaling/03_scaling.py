@@ -725,33 +725,13 @@ print(
 # **Q1 (1 point).** Queries and keys have independent entries with mean 0 and variance 1, and
 # $d_k = 64$. What is the variance of the *unscaled* score $q\cdot k$?
 
-# %% answer="quiz-variance-dk64"
-q1_answer = None
-### BEGIN SOLUTION
-q1_answer = 64
-### END SOLUTION
-
-# %% tests="quiz-variance-dk64-tests" points=1
-checks.expect_number(q1_answer, "Q1")
-### BEGIN HIDDEN TESTS
-checks.check_number(q1_answer, 64, "Q1")
-### END HIDDEN TESTS
+# %% quiz="quiz-variance-dk64" key="64" points=1
 
 # %% [markdown]
 # **Q2 (1 point).** Now the entries are independent with standard deviation $\sigma = 2$ (variance 4) and $d_k = 16$.
 # What is the variance of the unscaled score $q\cdot k$?
 
-# %% answer="quiz-variance-sigma2"
-q2_answer = None
-### BEGIN SOLUTION
-q2_answer = 256
-### END SOLUTION
-
-# %% tests="quiz-variance-sigma2-tests" points=1
-checks.expect_number(q2_answer, "Q2")
-### BEGIN HIDDEN TESTS
-checks.check_number(q2_answer, 256, "Q2")
-### END HIDDEN TESTS
+# %% quiz="quiz-variance-sigma2" key="256" points=1
 
 # %% [markdown]
 # **Q3 (1 point).** At initialisation, when the entries of $q$ and $k$ are independent, why does the
@@ -762,49 +742,19 @@ checks.check_number(q2_answer, 256, "Q2")
 # * **c** — dividing by $d_k$ would make the scores negative
 # * **d** — the softmax only accepts scores between −1 and 1
 
-# %% answer="quiz-why-sqrt"
-q3_answer = None
-### BEGIN SOLUTION
-q3_answer = "b"
-### END SOLUTION
-
-# %% tests="quiz-why-sqrt-tests" points=1
-checks.expect_choice(q3_answer, "abcd", "Q3")
-### BEGIN HIDDEN TESTS
-checks.check_choice(q3_answer, "b", "Q3")
-### END HIDDEN TESTS
+# %% quiz="quiz-why-sqrt" choices="abcd" key="b" points=1
 
 # %% [markdown]
 # **Q4 (1 point).** What is the largest value that $\partial p_i/\partial z_i$ of a softmax can take,
 # over all possible scores?
 
-# %% answer="quiz-max-gradient"
-q4_answer = None
-### BEGIN SOLUTION
-q4_answer = 0.25
-### END SOLUTION
-
-# %% tests="quiz-max-gradient-tests" points=1
-checks.expect_number(q4_answer, "Q4")
-### BEGIN HIDDEN TESTS
-checks.check_number(q4_answer, 0.25, "Q4")
-### END HIDDEN TESTS
+# %% quiz="quiz-max-gradient" key="0.25" points=1
 
 # %% [markdown]
 # **Q5 (1 point).** With independent unit-variance entries and $d_k = 256$, what is the *standard deviation* of the
 # scaled score $q\cdot k/\sqrt{d_k}$?
 
-# %% answer="quiz-scaled-std"
-q5_answer = None
-### BEGIN SOLUTION
-q5_answer = 1
-### END SOLUTION
-
-# %% tests="quiz-scaled-std-tests" points=1
-checks.expect_number(q5_answer, "Q5")
-### BEGIN HIDDEN TESTS
-checks.check_number(q5_answer, 1, "Q5")
-### END HIDDEN TESTS
+# %% quiz="quiz-scaled-std" key="1" points=1
 
 # %% [markdown]
 # **Q6 (1 point).** A head with $d_k = 512$ is used *without* the scaling. What did the experiment show
@@ -815,17 +765,7 @@ checks.check_number(q5_answer, 1, "Q5")
 # * **c** — the weights become nearly one-hot and the softmax's derivative becomes tiny
 # * **d** — the scores become smaller than with scaling
 
-# %% answer="quiz-saturation"
-q6_answer = None
-### BEGIN SOLUTION
-q6_answer = "c"
-### END SOLUTION
-
-# %% tests="quiz-saturation-tests" points=1
-checks.expect_choice(q6_answer, "abcd", "Q6")
-### BEGIN HIDDEN TESTS
-checks.check_choice(q6_answer, "c", "Q6")
-### END HIDDEN TESTS
+# %% quiz="quiz-saturation" choices="abcd" key="c" points=1
 
 # %% [markdown]
 # **Q7 — free answer (3 points, graded by hand).** A colleague says: *"The division by $\sqrt{d_k}$ is

@@ -921,49 +921,21 @@ for name, s_fail in first_failure.items():
 # * **c** — both axes: the whole matrix sums to 1
 # * **d** — none: softmax does not normalise
 
-# %% answer="quiz-softmax-axis"
-q1_answer = None
-### BEGIN SOLUTION
-q1_answer = "b"
-### END SOLUTION
-
-# %% tests="quiz-softmax-axis-tests" points=1
-checks.expect_choice(q1_answer, "abcd", "Q1")
-### BEGIN HIDDEN TESTS
-checks.check_choice(q1_answer, "b", "Q1")
-### END HIDDEN TESTS
+# %% quiz="quiz-softmax-axis" choices="abcd" key="b" points=1
 
 # %% [markdown]
 # **Q2 (1 point).** A causal mask for a sequence of $T = 6$ tokens: how many (query, key) pairs are
 # allowed (`True`)?
 
-# %% answer="quiz-causal-count"
-q2_answer = None
-### BEGIN SOLUTION
+# %% quiz="quiz-causal-count" key="6 * 7 // 2" points=1
 q2_answer = 6 * (6 + 1) // 2  # T(T+1)/2 for T = 6
-### END SOLUTION
-
-# %% tests="quiz-causal-count-tests" points=1
-checks.expect_number(q2_answer, "Q2")
-### BEGIN HIDDEN TESTS
-checks.check_number(q2_answer, 6 * 7 // 2, "Q2")
-### END HIDDEN TESTS
 
 # %% [markdown]
 # **Q3 (1 point).** What is the first entry of $\operatorname{softmax}([1000, 1000, 1000, 1000])$
 # (computed correctly)?
 
-# %% answer="quiz-equal-logits"
-q3_answer = None
-### BEGIN SOLUTION
+# %% quiz="quiz-equal-logits" key="1 / 4" points=1
 q3_answer = 1 / 4  # four equal logits: uniform weights
-### END SOLUTION
-
-# %% tests="quiz-equal-logits-tests" points=1
-checks.expect_number(q3_answer, "Q3")
-### BEGIN HIDDEN TESTS
-checks.check_number(q3_answer, 1 / 4, "Q3")
-### END HIDDEN TESTS
 
 # %% [markdown]
 # **Q4 (1 point).** What happens to the softmax of fixed scores as the temperature $\tau$ goes towards 0?
@@ -973,33 +945,14 @@ checks.check_number(q3_answer, 1 / 4, "Q3")
 # * **c** — all the weight moves to the largest score (a hard $\arg\max$)
 # * **d** — the order of the weights reverses
 
-# %% answer="quiz-temperature"
-q4_answer = None
-### BEGIN SOLUTION
-q4_answer = "c"
-### END SOLUTION
-
-# %% tests="quiz-temperature-tests" points=1
-checks.expect_choice(q4_answer, "abcd", "Q4")
-### BEGIN HIDDEN TESTS
-checks.check_choice(q4_answer, "c", "Q4")
-### END HIDDEN TESTS
+# %% quiz="quiz-temperature" choices="abcd" key="c" points=1
 
 # %% [markdown]
 # **Q5 (1 point).** A query may attend to 8 keys. What is the largest possible entropy of its row of
 # weights, in bits?
 
-# %% answer="quiz-max-entropy"
-q5_answer = None
-### BEGIN SOLUTION
+# %% quiz="quiz-max-entropy" key="np.log2(8)" points=1
 q5_answer = np.log2(8)  # uniform over 8 keys
-### END SOLUTION
-
-# %% tests="quiz-max-entropy-tests" points=1
-checks.expect_number(q5_answer, "Q5")
-### BEGIN HIDDEN TESTS
-checks.check_number(q5_answer, np.log2(8), "Q5")
-### END HIDDEN TESTS
 
 # %% [markdown]
 # **Q6 (1 point).** In your `scaled_dot_product_attention` (whose boolean mask means the same as the
@@ -1011,17 +964,7 @@ checks.check_number(q5_answer, np.log2(8), "Q5")
 # * **c** — query $i$ may not attend to key $j$; an all-`False` row gives zero weights and a zero output
 # * **d** — key $j$ is removed from every row of the batch
 
-# %% answer="quiz-mask-convention"
-q6_answer = None
-### BEGIN SOLUTION
-q6_answer = "c"
-### END SOLUTION
-
-# %% tests="quiz-mask-convention-tests" points=1
-checks.expect_choice(q6_answer, "abcd", "Q6")
-### BEGIN HIDDEN TESTS
-checks.check_choice(q6_answer, "c", "Q6")
-### END HIDDEN TESTS
+# %% quiz="quiz-mask-convention" choices="abcd" key="c" points=1
 
 # %% [markdown]
 # **Q7 — free answer (3 points, graded by hand).** A classmate's softmax is

@@ -925,33 +925,14 @@ with ac.student_code("SelfAttention"):
 #
 # **Q1 (1 point).** $d_{\text{model}} = 512$ and $d_k = 64$. How many learned numbers does $W^Q$ hold?
 
-# %% answer="quiz-wq-params"
-q1_answer = None
-### BEGIN SOLUTION
-q1_answer = 512 * 64
-### END SOLUTION
-
-# %% tests="quiz-wq-params-tests" points=1
-checks.expect_number(q1_answer, "Q1")
-### BEGIN HIDDEN TESTS
-checks.check_number(q1_answer, 512 * 64, "Q1")
-### END HIDDEN TESTS
+# %% quiz="quiz-wq-params" key="512 * 64" points=1
 
 # %% [markdown]
 # **Q2 (1 point).** A sentence of 10 tokens goes through a self-attention layer with
 # $d_{\text{model}} = 512$, $d_k = 64$. How many numbers are in the score matrix $QK^\top$?
 
-# %% answer="quiz-score-entries"
-q2_answer = None
-### BEGIN SOLUTION
+# %% quiz="quiz-score-entries" key="10 * 10" points=1
 q2_answer = 10 * 10  # (T, T) for T = 10; d_model and d_k do not matter
-### END SOLUTION
-
-# %% tests="quiz-score-entries-tests" points=1
-checks.expect_number(q2_answer, "Q2")
-### BEGIN HIDDEN TESTS
-checks.check_number(q2_answer, 10 * 10, "Q2")
-### END HIDDEN TESTS
 
 # %% [markdown]
 # **Q3 (1 point).** Why does self-attention use separate matrices $W^Q$ and $W^K$?
@@ -961,34 +942,14 @@ checks.check_number(q2_answer, 10 * 10, "Q2")
 # * **c** — because the softmax needs two different inputs
 # * **d** — so that queries and keys can have different lengths $T$
 
-# %% answer="quiz-why-separate"
-q3_answer = None
-### BEGIN SOLUTION
-q3_answer = "b"
-### END SOLUTION
-
-# %% tests="quiz-why-separate-tests" points=1
-checks.expect_choice(q3_answer, "abcd", "Q3")
-### BEGIN HIDDEN TESTS
-checks.check_choice(q3_answer, "b", "Q3")
-### END HIDDEN TESTS
+# %% quiz="quiz-why-separate" choices="abcd" key="b" points=1
 
 # %% [markdown]
 # **Q4 (1 point).** `layer = nn.Linear(512, 64)`. What is the shape of `layer.weight`?
 #
 # * **a** — `(512, 64)` &nbsp; **b** — `(64, 512)` &nbsp; **c** — `(64,)` &nbsp; **d** — `(512, 512)`
 
-# %% answer="quiz-linear-shape"
-q4_answer = None
-### BEGIN SOLUTION
-q4_answer = "b"
-### END SOLUTION
-
-# %% tests="quiz-linear-shape-tests" points=1
-checks.expect_choice(q4_answer, "abcd", "Q4")
-### BEGIN HIDDEN TESTS
-checks.check_choice(q4_answer, "b", "Q4")
-### END HIDDEN TESTS
+# %% quiz="quiz-linear-shape" choices="abcd" key="b" points=1
 
 # %% [markdown]
 # **Q5 (1 point).** In a self-attention layer with $d_{\text{model}} = 512$ and $d_k = 64$, the
@@ -996,17 +957,7 @@ checks.check_choice(q4_answer, "b", "Q4")
 #
 # * **a** — $\sqrt{512}$ &nbsp; **b** — $64$ &nbsp; **c** — $\sqrt{64} = 8$ &nbsp; **d** — the number of tokens
 
-# %% answer="quiz-scale"
-q5_answer = None
-### BEGIN SOLUTION
-q5_answer = "c"
-### END SOLUTION
-
-# %% tests="quiz-scale-tests" points=1
-checks.expect_choice(q5_answer, "abcd", "Q5")
-### BEGIN HIDDEN TESTS
-checks.check_choice(q5_answer, "c", "Q5")
-### END HIDDEN TESTS
+# %% quiz="quiz-scale" choices="abcd" key="c" points=1
 
 # %% [markdown]
 # **Q6 (1 point).** In the colour experiment, the question's output is
@@ -1014,17 +965,7 @@ checks.check_choice(q5_answer, "c", "Q5")
 #
 # * **a** — $W^Q$ &nbsp; **b** — $W^K$ &nbsp; **c** — $W^V$ &nbsp; **d** — none: the softmax does it
 
-# %% answer="quiz-which-matrix"
-q6_answer = None
-### BEGIN SOLUTION
-q6_answer = "c"
-### END SOLUTION
-
-# %% tests="quiz-which-matrix-tests" points=1
-checks.expect_choice(q6_answer, "abcd", "Q6")
-### BEGIN HIDDEN TESTS
-checks.check_choice(q6_answer, "c", "Q6")
-### END HIDDEN TESTS
+# %% quiz="quiz-which-matrix" choices="abcd" key="c" points=1
 
 # %% [markdown]
 # **Q7 — free answer (3 points, graded by hand).** A classmate proposes to simplify the layer: "drop

@@ -446,7 +446,8 @@ checks.passed("multi_head_attention")
 # layout, i.e. transposed, so $W^Q$ = `in_proj_weight[:d_model].T`. Their biases sit in
 # `in_proj_bias`, and $W^O$ is an `nn.Linear` called `out_proj`. Your module keeps four separate
 # `nn.Linear` layers with biases (PyTorch's default) so that these weights can be copied in; the
-# function `load_from_torch` below does the copying.
+# course's `load_from_torch` (imported below from `attention_course/reuse.py`; `load_from_torch??` shows its
+# dozen lines) does the copying: it slices `in_proj_weight` into your three layers and copies `out_proj`.
 #
 # **Two PyTorch conventions to know.** Its boolean `attn_mask` means `True` = *ignore* (the opposite
 # of ours), so it gets `~mask`. And by default it returns the attention weights **averaged over the
@@ -475,18 +476,7 @@ checks.passed("multi_head_attention")
 
 
 # %%
-def load_from_torch(mine, theirs):
-    """Copy the weights of an nn.MultiheadAttention `theirs` into a MultiHeadAttention `mine`."""
-    d = theirs.embed_dim
-    with torch.no_grad():
-        for i, name in enumerate(("W_q", "W_k", "W_v")):
-            getattr(mine, name).weight.copy_(theirs.in_proj_weight[i * d : (i + 1) * d])
-            if theirs.in_proj_bias is not None:
-                getattr(mine, name).bias.copy_(theirs.in_proj_bias[i * d : (i + 1) * d])
-        mine.W_o.weight.copy_(theirs.out_proj.weight)
-        if theirs.out_proj.bias is not None:
-            mine.W_o.bias.copy_(theirs.out_proj.bias)
-    return mine
+from attention_course.reuse import load_from_torch  # noqa: E402
 
 
 # %% answer="mha-module"
@@ -993,67 +983,29 @@ with ac.student_code("multi_head_attention"):
 #
 # **Q1 (1 point).** $d_{\text{model}} = 512$ with $H = 8$ heads. What is the head size $d_k$?
 
-# %% answer="quiz-head-size"
-q1_answer = None
-### BEGIN SOLUTION
-q1_answer = 64
-### END SOLUTION
-
-# %% tests="quiz-head-size-tests" points=1
-checks.expect_number(q1_answer, "Q1")
-### BEGIN HIDDEN TESTS
-checks.check_number(q1_answer, 64, "Q1")
-### END HIDDEN TESTS
+# %% quiz="quiz-head-size" key="64" points=1
 
 # %% [markdown]
 # **Q2 (1 point).** How many parameters do the four projections $W^Q, W^K, W^V, W^O$ of a multi-head
 # attention layer with $d_{\text{model}} = 512$ and $H = 8$ have, **with** biases (as in
 # `nn.MultiheadAttention(512, 8)`)?
 
-# %% answer="quiz-param-count"
-q2_answer = None
-### BEGIN SOLUTION
+# %% quiz="quiz-param-count" key="1050624" points=1
 q2_answer = 4 * (512 * 512 + 512)
-### END SOLUTION
-
-# %% tests="quiz-param-count-tests" points=1
-checks.expect_number(q2_answer, "Q2")
-### BEGIN HIDDEN TESTS
-checks.check_number(q2_answer, 1050624, "Q2")
-### END HIDDEN TESTS
 
 # %% [markdown]
 # **Q3 (1 point).** With $d_{\text{model}} = 512$ and $H = 8$, what is the shape of $W^O$?
 #
 # * **a** — $64 \times 64$ &nbsp; **b** — $512 \times 512$ &nbsp; **c** — $8 \times 512$ &nbsp; **d** — $512 \times 64$
 
-# %% answer="quiz-wo-shape"
-q3_answer = None
-### BEGIN SOLUTION
-q3_answer = "b"
-### END SOLUTION
-
-# %% tests="quiz-wo-shape-tests" points=1
-checks.expect_choice(q3_answer, "abcd", "Q3")
-### BEGIN HIDDEN TESTS
-checks.check_choice(q3_answer, "b", "Q3")
-### END HIDDEN TESTS
+# %% quiz="quiz-wo-shape" choices="abcd" key="b" points=1
 
 # %% [markdown]
 # **Q4 (1 point).** A layer with $H = 8$ heads reads one sequence of $T = 1024$ tokens. How many
 # attention weights does it compute?
 
-# %% answer="quiz-memory"
-q4_answer = None
-### BEGIN SOLUTION
+# %% quiz="quiz-memory" key="8388608" points=1
 q4_answer = 8 * 1024**2
-### END SOLUTION
-
-# %% tests="quiz-memory-tests" points=1
-checks.expect_number(q4_answer, "Q4")
-### BEGIN HIDDEN TESTS
-checks.check_number(q4_answer, 8388608, "Q4")
-### END HIDDEN TESTS
 
 # %% [markdown]
 # **Q5 (1 point).** You double the number of heads and keep $d_{\text{model}}$ fixed. The number of
@@ -1061,17 +1013,7 @@ checks.check_number(q4_answer, 8388608, "Q4")
 #
 # * **a** — doubles &nbsp; **b** — stays the same &nbsp; **c** — halves &nbsp; **d** — grows with $T^2$
 
-# %% answer="quiz-params-vs-heads"
-q5_answer = None
-### BEGIN SOLUTION
-q5_answer = "b"
-### END SOLUTION
-
-# %% tests="quiz-params-vs-heads-tests" points=1
-checks.expect_choice(q5_answer, "abcd", "Q5")
-### BEGIN HIDDEN TESTS
-checks.check_choice(q5_answer, "b", "Q5")
-### END HIDDEN TESTS
+# %% quiz="quiz-params-vs-heads" choices="abcd" key="b" points=1
 
 # %% [markdown]
 # **Q6 (1 point).** A classmate merges the heads with `out.reshape(B, T, d_model)` directly on the
@@ -1082,17 +1024,7 @@ checks.check_choice(q5_answer, "b", "Q5")
 # * **c** — the right shape, but rows mix values of different tokens, so the output is wrong
 # * **d** — the right result, but slower
 
-# %% answer="quiz-merge-mistake"
-q6_answer = None
-### BEGIN SOLUTION
-q6_answer = "c"
-### END SOLUTION
-
-# %% tests="quiz-merge-mistake-tests" points=1
-checks.expect_choice(q6_answer, "abcd", "Q6")
-### BEGIN HIDDEN TESTS
-checks.check_choice(q6_answer, "c", "Q6")
-### END HIDDEN TESTS
+# %% quiz="quiz-merge-mistake" choices="abcd" key="c" points=1
 
 # %% [markdown]
 # **Q7 — free answer (3 points, graded by hand).** Eight heads of width 64 use exactly as many

@@ -812,33 +812,13 @@ with ac.student_code("positional_encoding"):
 # **Q1 (1 point).** What is the sum of all entries of $\mathrm{PE}_0$ (the encoding of position 0) when
 # $d_\text{model} = 512$?
 
-# %% answer="quiz-pe-position-zero"
-q1_answer = None
-### BEGIN SOLUTION
-q1_answer = 256
-### END SOLUTION
-
-# %% tests="quiz-pe-position-zero-tests" points=1
-checks.expect_number(q1_answer, "Q1")
-### BEGIN HIDDEN TESTS
-checks.check_number(q1_answer, 256, "Q1")
-### END HIDDEN TESTS
+# %% quiz="quiz-pe-position-zero" key="256" points=1
 
 # %% [markdown]
 # **Q2 (1 point).** How many positions long is one full period (the wavelength) of dimensions 0 and 1,
 # the fastest pair? Give the number to at least two decimals.
 
-# %% answer="quiz-fastest-wavelength"
-q2_answer = None
-### BEGIN SOLUTION
-q2_answer = 2 * np.pi
-### END SOLUTION
-
-# %% tests="quiz-fastest-wavelength-tests" points=1
-checks.expect_number(q2_answer, "Q2")
-### BEGIN HIDDEN TESTS
-checks.check_number(q2_answer, 2 * np.pi, "Q2", tol=1e-3)
-### END HIDDEN TESTS
+# %% quiz="quiz-fastest-wavelength" key="2 * np.pi" tol=0.001 points=1
 
 # %% [markdown]
 # **Q3 (1 point).** A self-attention layer *without* positional information reads "The cat chased the
@@ -849,34 +829,14 @@ checks.check_number(q2_answer, 2 * np.pi, "Q2", tol=1e-3)
 # * **c** — they are completely different, because the words moved
 # * **d** — the output for "cat" becomes zero
 
-# %% answer="quiz-equivariance"
-q3_answer = None
-### BEGIN SOLUTION
-q3_answer = "b"
-### END SOLUTION
-
-# %% tests="quiz-equivariance-tests" points=1
-checks.expect_choice(q3_answer, "abcd", "Q3")
-### BEGIN HIDDEN TESTS
-checks.check_choice(q3_answer, "b", "Q3")
-### END HIDDEN TESTS
+# %% quiz="quiz-equivariance" choices="abcd" key="b" points=1
 
 # %% [markdown]
 # **Q4 (1 point).** The dot product $\mathrm{PE}_p\cdot\mathrm{PE}_q$ of two sinusoidal encodings depends on
 #
 # * **a** — $p + q$ &nbsp; **b** — only the distance $|p - q|$ &nbsp; **c** — only $\max(p, q)$ &nbsp; **d** — on $p$ and $q$ separately, in no simple way
 
-# %% answer="quiz-offset"
-q4_answer = None
-### BEGIN SOLUTION
-q4_answer = "b"
-### END SOLUTION
-
-# %% tests="quiz-offset-tests" points=1
-checks.expect_choice(q4_answer, "abcd", "Q4")
-### BEGIN HIDDEN TESTS
-checks.check_choice(q4_answer, "b", "Q4")
-### END HIDDEN TESTS
+# %% quiz="quiz-offset" choices="abcd" key="b" points=1
 
 # %% [markdown]
 # **Q5 (1 point).** A model with learned positions `nn.Embedding(512, d_model)` was trained on texts of at
@@ -887,36 +847,15 @@ checks.check_choice(q4_answer, "b", "Q4")
 # * **c** — rows 300–511 were trained as well, because every row gets a gradient at every step
 # * **d** — learned encodings depend only on the offset, like sinusoidal ones
 
-# %% answer="quiz-learned-length"
-q5_answer = None
-### BEGIN SOLUTION
-q5_answer = "b"
-### END SOLUTION
-
-# %% tests="quiz-learned-length-tests" points=1
-checks.expect_choice(q5_answer, "abcd", "Q5")
-### BEGIN HIDDEN TESTS
-checks.check_choice(q5_answer, "b", "Q5")
-### END HIDDEN TESTS
+# %% quiz="quiz-learned-length" choices="abcd" key="b" points=1
 
 # %% [markdown]
 # **Q6 (1 point).** For $d_\text{model} = 8$, what is $\mathrm{PE}_{20,\,2}$, the entry of position 20 in
 # dimension 2? (Positions and dimensions are counted from 0, as in your table.) Give at least four
 # significant digits.
 
-# %% answer="quiz-pe-entry"
-q6_answer = None
-### BEGIN SOLUTION
+# %% quiz="quiz-pe-entry" key="float(np.sin(20 * 10000 ** (-2 / 8)))" tol=0.001 points=1
 q6_answer = float(np.sin(20 / 10000 ** (2 / 8)))
-### END SOLUTION
-
-# %% tests="quiz-pe-entry-tests" points=1
-checks.expect_number(q6_answer, "Q6")
-### BEGIN HIDDEN TESTS
-# The key is derived here, never printed. Tolerance 1e-3; the nearest wrong answers (position 19 or 21, the
-# angle 2.0 itself, cos, the exponent i/d_model, degrees, concatenated layout) are all at least 0.03 away.
-checks.check_number(q6_answer, float(np.sin(20 * 10000 ** (-2 / 8))), "Q6", tol=1e-3)
-### END HIDDEN TESTS
 
 # %% [markdown]
 # **Q7 — free answer (3 points, graded by hand).** Why does the sinusoidal encoding use many sine/cosine

@@ -1083,65 +1083,26 @@ for D, lr in settings:
 # **Q1 (1 point).** Layer norm with $\gamma = 1$, $\beta = 0$ and $\varepsilon = 0$ is applied to the vector
 # $[2, 4, 6, 8]$. What is the first entry of the result? Give at least three decimals.
 
-# %% answer="quiz-ln-entry"
-q1_answer = None
-### BEGIN SOLUTION
-q1_answer = -3 / np.sqrt(5)
-### END SOLUTION
-
-# %% tests="quiz-ln-entry-tests" points=1
-checks.expect_number(q1_answer, "Q1")
-### BEGIN HIDDEN TESTS
-checks.check_number(q1_answer, -3 / np.sqrt(5), "Q1", tol=1e-3)
-### END HIDDEN TESTS
+# %% quiz="quiz-ln-entry" key="-3 / np.sqrt(5)" tol=0.001 points=1
 
 # %% [markdown]
 # **Q2 (1 point).** How many trainable parameters does `nn.LayerNorm(512)` have?
 
-# %% answer="quiz-ln-params"
-q2_answer = None
-### BEGIN SOLUTION
-q2_answer = 1024
-### END SOLUTION
-
-# %% tests="quiz-ln-params-tests" points=1
-checks.expect_number(q2_answer, "Q2")
-### BEGIN HIDDEN TESTS
-checks.check_number(q2_answer, 1024, "Q2")
-### END HIDDEN TESTS
+# %% quiz="quiz-ln-params" key="1024" points=1
 
 # %% [markdown]
 # **Q3 (1 point).** How many trainable parameters does the position-wise feed-forward network have for
 # $d_\text{model} = 512$ and $d_\text{ff} = 2048$ (weights and biases)?
 
-# %% answer="quiz-ffn-params"
-q3_answer = None
-### BEGIN SOLUTION
+# %% quiz="quiz-ffn-params" key="2099712" points=1
 q3_answer = 512 * 2048 + 2048 + 2048 * 512 + 512
-### END SOLUTION
-
-# %% tests="quiz-ffn-params-tests" points=1
-checks.expect_number(q3_answer, "Q3")
-### BEGIN HIDDEN TESTS
-checks.check_number(q3_answer, 2099712, "Q3")
-### END HIDDEN TESTS
 
 # %% [markdown]
 # **Q4 (1 point).** What is the Jacobian of a residual sublayer $y = x + F(x)$ with respect to $x$?
 #
 # * **a** — $\partial F/\partial x$ &nbsp; **b** — $I + \partial F/\partial x$ &nbsp; **c** — $I$ &nbsp; **d** — $2\,\partial F/\partial x$
 
-# %% answer="quiz-residual-jacobian"
-q4_answer = None
-### BEGIN SOLUTION
-q4_answer = "b"
-### END SOLUTION
-
-# %% tests="quiz-residual-jacobian-tests" points=1
-checks.expect_choice(q4_answer, "abcd", "Q4")
-### BEGIN HIDDEN TESTS
-checks.check_choice(q4_answer, "b", "Q4")
-### END HIDDEN TESTS
+# %% quiz="quiz-residual-jacobian" choices="abcd" key="b" points=1
 
 # %% [markdown]
 # **Q5 (1 point).** Which normalisation computes its statistics over the features of each token separately,
@@ -1149,17 +1110,7 @@ checks.check_choice(q4_answer, "b", "Q4")
 #
 # * **a** — batch norm &nbsp; **b** — layer norm &nbsp; **c** — both &nbsp; **d** — neither
 
-# %% answer="quiz-ln-vs-bn"
-q5_answer = None
-### BEGIN SOLUTION
-q5_answer = "b"
-### END SOLUTION
-
-# %% tests="quiz-ln-vs-bn-tests" points=1
-checks.expect_choice(q5_answer, "abcd", "Q5")
-### BEGIN HIDDEN TESTS
-checks.check_choice(q5_answer, "b", "Q5")
-### END HIDDEN TESTS
+# %% quiz="quiz-ln-vs-bn" choices="abcd" key="b" points=1
 
 # %% [markdown]
 # **Q6 (1 point).** Which update is the attention sublayer of a **pre-LN** block?
@@ -1167,17 +1118,7 @@ checks.check_choice(q5_answer, "b", "Q5")
 # * **a** — $x \leftarrow \mathrm{LN}(x + \mathrm{MHA}(x))$ &nbsp; **b** — $x \leftarrow x + \mathrm{MHA}(\mathrm{LN}(x))$
 #   &nbsp; **c** — $x \leftarrow \mathrm{LN}(\mathrm{MHA}(x))$ &nbsp; **d** — $x \leftarrow \mathrm{MHA}(x) + \mathrm{LN}(x)$
 
-# %% answer="quiz-pre-ln"
-q6_answer = None
-### BEGIN SOLUTION
-q6_answer = "b"
-### END SOLUTION
-
-# %% tests="quiz-pre-ln-tests" points=1
-checks.expect_choice(q6_answer, "abcd", "Q6")
-### BEGIN HIDDEN TESTS
-checks.check_choice(q6_answer, "b", "Q6")
-### END HIDDEN TESTS
+# %% quiz="quiz-pre-ln" choices="abcd" key="b" points=1
 
 # %% [markdown]
 # **Q7 — free answer (3 points, graded by hand).** A colleague wants to build a 32-block Transformer and

@@ -1634,86 +1634,35 @@ with ac.student_code("TinyTransformer.forward and train_step"):
 #
 # * **a** — 1 and 499 &nbsp; **b** — 499 and 1 &nbsp; **c** — 499 and 499 &nbsp; **d** — 1 and 1
 
-# %% answer="quiz-path-length"
-q1_answer = None
-### BEGIN SOLUTION
-q1_answer = "b"
-### END SOLUTION
-
-# %% tests="quiz-path-length-tests" points=1
-checks.expect_choice(q1_answer, "abcd", "Q1")
-### BEGIN HIDDEN TESTS
-checks.check_choice(q1_answer, "b", "Q1")
-### END HIDDEN TESTS
-checks.passed("Q1 format")
+# %% quiz="quiz-path-length" choices="abcd" key="b" points=1
 
 # %% [markdown]
 # **Q2 (1 point, lesson 2).** A query $q = (1, 2)$ is scored against the keys $k_1 = (3, 0)$,
 # $k_2 = (1, 1)$ and $k_3 = (0, 2)$ by dot products. What is the highest score?
 
-# %% answer="quiz-best-score"
-q2_answer = None
-### BEGIN SOLUTION
+# %% quiz="quiz-best-score" key="float(np.max(np.array([[3, 0], [1, 1], [0, 2]]) @ np.array([1, 2])))" points=1
 q2_answer = 4
-### END SOLUTION
-
-# %% tests="quiz-best-score-tests" points=1
-checks.expect_number(q2_answer, "Q2")
-### BEGIN HIDDEN TESTS
-checks.check_number(q2_answer, float(np.max(np.array([[3, 0], [1, 1], [0, 2]]) @ np.array([1, 2]))), "Q2")
-### END HIDDEN TESTS
-checks.passed("Q2 format")
 
 # %% [markdown]
 # **Q3 (1 point, lesson 3).** The entries of $q$ and $k$ are independent with mean 0 and variance 1,
 # and $d_k = 64$. What is the **standard deviation** of the unscaled score $q \cdot k$?
 
-# %% answer="quiz-score-std"
-q3_answer = None
-### BEGIN SOLUTION
+# %% quiz="quiz-score-std" key="math.sqrt(64)" points=1
 q3_answer = 8
-### END SOLUTION
-
-# %% tests="quiz-score-std-tests" points=1
-checks.expect_number(q3_answer, "Q3")
-### BEGIN HIDDEN TESTS
-checks.check_number(q3_answer, math.sqrt(64), "Q3")
-### END HIDDEN TESTS
-checks.passed("Q3 format")
 
 # %% [markdown]
 # **Q4 (1 point, lesson 4).** A query has the scores $(2, 2, 2, 2)$ for four keys, and a padding mask
 # hides the last key. What weight does the softmax give to the first key? (Two decimals are enough.)
 
-# %% answer="quiz-masked-weight"
-q4_answer = None
-### BEGIN SOLUTION
+# %% quiz="quiz-masked-weight" key="float(torch.softmax(torch.tensor([2.0, 2, 2, -math.inf]), 0)[0])" tol=0.01 points=1
 q4_answer = 1 / 3
-### END SOLUTION
-
-# %% tests="quiz-masked-weight-tests" points=1
-checks.expect_number(q4_answer, "Q4")
-### BEGIN HIDDEN TESTS
-checks.check_number(q4_answer, float(torch.softmax(torch.tensor([2.0, 2, 2, -math.inf]), 0)[0]), "Q4", tol=0.01)
-### END HIDDEN TESTS
-checks.passed("Q4 format")
 
 # %% [markdown]
 # **Q5 (1 point, lessons 5 and 6).** How many parameters does the attention of one block of this lesson's
 # model have — its $W^Q, W^K, W^V$ and $W^O$, with $d_{\text{model}} = 32$, 2 heads and no biases?
 
-# %% answer="quiz-attention-params"
-q5_answer = None
-### BEGIN SOLUTION
+# %% quiz="quiz-attention-params" key="sum(p.numel() for p in TorchAttention(32, 2).parameters())" points=1
 q5_answer = 4 * 32 * 32
-### END SOLUTION
-
-# %% tests="quiz-attention-params-tests" points=1
-checks.expect_number(q5_answer, "Q5")
-### BEGIN HIDDEN TESTS
-checks.check_number(q5_answer, sum(p.numel() for p in TorchAttention(32, 2).parameters()), "Q5")
-### END HIDDEN TESTS
-checks.passed("Q5 format")
 
 # %% [markdown]
 # **Q6 (1 point, lesson 6).** This lesson's attention splits $d_{\text{model}} = 32$ into 2 heads. What does
@@ -1724,18 +1673,7 @@ checks.passed("Q5 format")
 # * **c** — queries of size 32, keys and values of size 16
 # * **d** — the first head sees positions $0$ to $T/2 - 1$, the second the rest
 
-# %% answer="quiz-head-size"
-q6_answer = None
-### BEGIN SOLUTION
-q6_answer = "b"
-### END SOLUTION
-
-# %% tests="quiz-head-size-tests" points=1
-checks.expect_choice(q6_answer, "abcd", "Q6")
-### BEGIN HIDDEN TESTS
-checks.check_choice(q6_answer, "b", "Q6")
-### END HIDDEN TESTS
-checks.passed("Q6 format")
+# %% quiz="quiz-head-size" choices="abcd" key="b" points=1
 
 # %% [markdown]
 # **Q7 (1 point, lesson 7).** You shuffle the input tokens of a Transformer encoder that has **no**
@@ -1746,18 +1684,7 @@ checks.passed("Q6 format")
 # * **c** — they are shuffled in exactly the same way as the inputs
 # * **d** — they come out in sorted order
 
-# %% answer="quiz-permutation"
-q7_answer = None
-### BEGIN SOLUTION
-q7_answer = "c"
-### END SOLUTION
-
-# %% tests="quiz-permutation-tests" points=1
-checks.expect_choice(q7_answer, "abcd", "Q7")
-### BEGIN HIDDEN TESTS
-checks.check_choice(q7_answer, "c", "Q7")
-### END HIDDEN TESTS
-checks.passed("Q7 format")
+# %% quiz="quiz-permutation" choices="abcd" key="c" points=1
 
 # %% [markdown]
 # **Q8 (1 point, this lesson).** A batch is padded to $T = 3$. One sequence has two real tokens, so its
@@ -1767,18 +1694,7 @@ checks.passed("Q7 format")
 # * **a** — `[False, False, True]` &nbsp; **b** — `[True, True, False]` &nbsp; **c** — `[True, False, False]`
 #   &nbsp; **d** — `[True, True, True]`
 
-# %% answer="quiz-mask-row"
-q8_answer = None
-### BEGIN SOLUTION
-q8_answer = "b"
-### END SOLUTION
-
-# %% tests="quiz-mask-row-tests" points=1
-checks.expect_choice(q8_answer, "abcd", "Q8")
-### BEGIN HIDDEN TESTS
-checks.check_choice(q8_answer, "b", "Q8")
-### END HIDDEN TESTS
-checks.passed("Q8 format")
+# %% quiz="quiz-mask-row" choices="abcd" key="b" points=1
 
 # %% [markdown]
 # **Q9 (1 point, lesson 8 and this lesson).** Which line is the attention half of the pre-LN block that
@@ -1789,35 +1705,14 @@ checks.passed("Q8 format")
 # * **c** — `x = norm1(x + self_attention(x))`
 # * **d** — `x = self_attention(norm1(x))`
 
-# %% answer="quiz-pre-ln"
-q9_answer = None
-### BEGIN SOLUTION
-q9_answer = "a"
-### END SOLUTION
-
-# %% tests="quiz-pre-ln-tests" points=1
-checks.expect_choice(q9_answer, "abcd", "Q9")
-### BEGIN HIDDEN TESTS
-checks.check_choice(q9_answer, "a", "Q9")
-### END HIDDEN TESTS
-checks.passed("Q9 format")
+# %% quiz="quiz-pre-ln" choices="abcd" key="a" points=1
 
 # %% [markdown]
 # **Q10 (1 point, this lesson).** A batch of this lesson's task holds two sequences, of lengths 5 and 3, both
 # padded to $T = 8$. Over how many positions does the loss of `train_step` average?
 
-# %% answer="quiz-loss-positions"
-q10_answer = None
-### BEGIN SOLUTION
+# %% quiz="quiz-loss-positions" key="sum(L - 2 for L in (5, 3))" points=1
 q10_answer = 4
-### END SOLUTION
-
-# %% tests="quiz-loss-positions-tests" points=1
-checks.expect_number(q10_answer, "Q10")
-### BEGIN HIDDEN TESTS
-checks.check_number(q10_answer, sum(L - 2 for L in (5, 3)), "Q10")
-### END HIDDEN TESTS
-checks.passed("Q10 format")
 
 # %% [markdown]
 # **Q11 (1 point, this lesson).** In the ablation, why could the model without positional encoding not get
@@ -1828,18 +1723,7 @@ checks.passed("Q10 format")
 # * **c** — it was trained for too few steps; with ten times more it would reach 100%
 # * **d** — its softmax saturated
 
-# %% answer="quiz-why-no-pe-fails"
-q11_answer = None
-### BEGIN SOLUTION
-q11_answer = "b"
-### END SOLUTION
-
-# %% tests="quiz-why-no-pe-fails-tests" points=1
-checks.expect_choice(q11_answer, "abcd", "Q11")
-### BEGIN HIDDEN TESTS
-checks.check_choice(q11_answer, "b", "Q11")
-### END HIDDEN TESTS
-checks.passed("Q11 format")
+# %% quiz="quiz-why-no-pe-fails" choices="abcd" key="b" points=1
 
 # %% [markdown]
 # **Q12 — free answer (4 points, graded by hand).** Follow one inner position $i$ through your trained model,

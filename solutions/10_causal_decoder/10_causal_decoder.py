@@ -398,24 +398,13 @@ with ac.student_code("causal_mask"):
 # `.transpose(1, 2).reshape(B, T_q, d_model)`.
 # </details>
 #
-# `load_from_torch` (below, as in lesson 6) copies the weights of an `nn.MultiheadAttention` into your
+# `load_from_torch` (from `attention_course.reuse`, as in lesson 6) copies the weights of an `nn.MultiheadAttention` into your
 # module, so that the checks can compare the two. Remember: `nn.MultiheadAttention`'s boolean
 # `attn_mask` means **True = blocked**, the opposite of ours, so it gets `~mask`.
 
 
 # %%
-def load_from_torch(mine, theirs):
-    """Copy the weights of an nn.MultiheadAttention `theirs` into a MultiHeadAttention `mine`."""
-    d = theirs.embed_dim
-    with torch.no_grad():
-        for i, name in enumerate(("W_q", "W_k", "W_v")):
-            getattr(mine, name).weight.copy_(theirs.in_proj_weight[i * d : (i + 1) * d])
-            if theirs.in_proj_bias is not None:
-                getattr(mine, name).bias.copy_(theirs.in_proj_bias[i * d : (i + 1) * d])
-        mine.W_o.weight.copy_(theirs.out_proj.weight)
-        if theirs.out_proj.bias is not None:
-            mine.W_o.bias.copy_(theirs.out_proj.bias)
-    return mine
+from attention_course.reuse import load_from_torch  # noqa: E402
 
 
 # %% answer="mha-cross"
@@ -2056,21 +2045,8 @@ with ac.student_code("attend_with_cache"):
 # **Q1 (1 point).** A model has cached 4 tokens and now processes 3 new tokens in one call, so
 # $T_q = 3$ and $T_k = 7$. How many (query, key) pairs does the correct causal mask allow?
 
-# %% answer="quiz-chunk-mask-count"
-q1_answer = None
-### BEGIN SOLUTION
+# %% quiz="quiz-chunk-mask-count" key="int(sum(1 for i in range(3) for j in range(7) if j <= 7 - 3 + i))" points=1
 q1_answer = sum(4 + i + 1 for i in range(3))  # query i is token 4 + i and sees keys 0 … 4 + i
-### END SOLUTION
-
-# %% tests="quiz-chunk-mask-count-tests" points=1
-checks.expect_number(q1_answer, "Q1")
-### BEGIN HIDDEN TESTS
-_key = int(sum(1 for i in range(3) for j in range(7) if j <= 7 - 3 + i))
-assert all(abs(_key - wrong) >= 3 for wrong in (1 + 2 + 3, 3 * 7, 7 * 8 // 2, 3 * 4 // 2)), (
-    "Q1 key too close to a wrong answer"
-)
-checks.check_number(q1_answer, _key, "Q1")
-### END HIDDEN TESTS
 
 # %% [markdown]
 # **Q2 (1 point).** Why may a decoder keep the keys and values of earlier tokens in a cache and never
@@ -2082,17 +2058,7 @@ checks.check_number(q1_answer, _key, "Q1")
 # * **c** — because the softmax normalises the weights, so old keys no longer matter
 # * **d** — because keys and values are computed from the token embeddings only, never from earlier layers
 
-# %% answer="quiz-why-cache-exact"
-q2_answer = None
-### BEGIN SOLUTION
-q2_answer = "b"
-### END SOLUTION
-
-# %% tests="quiz-why-cache-exact-tests" points=1
-checks.expect_choice(q2_answer, "abcd", "Q2")
-### BEGIN HIDDEN TESTS
-checks.check_choice(q2_answer, "b", "Q2")
-### END HIDDEN TESTS
+# %% quiz="quiz-why-cache-exact" choices="abcd" key="b" points=1
 
 # %% [markdown]
 # **Q3 (1 point).** In the cross-attention sublayer of an encoder–decoder Transformer (for example for
@@ -2103,80 +2069,29 @@ checks.check_choice(q2_answer, "b", "Q2")
 # * **c** — queries from the decoder; keys and values from the encoder's final output, with no causal mask
 # * **d** — queries, keys and values from the encoder's output; the decoder only adds them
 
-# %% answer="quiz-cross-attention-source"
-q3_answer = None
-### BEGIN SOLUTION
-q3_answer = "c"
-### END SOLUTION
-
-# %% tests="quiz-cross-attention-source-tests" points=1
-checks.expect_choice(q3_answer, "abcd", "Q3")
-### BEGIN HIDDEN TESTS
-checks.check_choice(q3_answer, "c", "Q3")
-### END HIDDEN TESTS
+# %% quiz="quiz-cross-attention-source" choices="abcd" key="c" points=1
 
 # %% [markdown]
 # **Q4 (1 point).** The logits for four tokens are $(3, 2, 1.5, 0)$. With temperature $0.5$ and top-k $= 2$,
 # what is the probability of the first token? Give at least three decimals.
 
-# %% answer="quiz-top-k-probability"
-q4_answer = None
-### BEGIN SOLUTION
+# %% quiz="quiz-top-k-probability" key="float(np.exp(3.0 / 0.5) / (np.exp(3.0 / 0.5) + np.exp(2.0 / 0.5)))" tol=0.002 points=1
 _kept = torch.tensor([3.0, 2.0]) / 0.5  # top-2 logits, divided by the temperature
 q4_answer = float(torch.softmax(_kept, dim=0)[0])
-### END SOLUTION
-
-# %% tests="quiz-top-k-probability-tests" points=1
-checks.expect_number(q4_answer, "Q4")
-### BEGIN HIDDEN TESTS
-_z4 = np.array([3.0, 2.0, 1.5, 0.0])
-_key = float(np.exp(_z4[0] / 0.5) / np.exp(_z4[:2] / 0.5).sum())
-_wrong = [
-    np.exp(_z4[0] / 0.5) / np.exp(_z4 / 0.5).sum(),  # no top-k
-    np.exp(_z4[0] / 0.5) / np.exp(_z4[:3] / 0.5).sum(),  # top-k keeps k + 1
-    np.exp(_z4[0]) / np.exp(_z4[:2]).sum(),  # no temperature (or applied after the softmax)
-    np.exp(_z4[0] * 0.5) / np.exp(_z4[:2] * 0.5).sum(),  # temperature multiplied
-    np.exp(_z4[0]) / np.exp(_z4).sum(),
-]  # plain softmax
-assert all(abs(_key - w) > 0.03 for w in _wrong), "Q4 key too close to a wrong answer"
-checks.check_number(q4_answer, _key, "Q4", tol=0.002)
-### END HIDDEN TESTS
 
 # %% [markdown]
 # **Q5 (1 point).** A decoder has 12 blocks with $d_{\text{model}} = 768$ and ordinary multi-head
 # attention (as in GPT-2 small). How many numbers does its KV cache store **per token** of one sequence?
 
-# %% answer="quiz-cache-numbers"
-q5_answer = None
-### BEGIN SOLUTION
+# %% quiz="quiz-cache-numbers" key="2 * 12 * 768" points=1
 q5_answer = 2 * 12 * 768  # a key and a value of d_model numbers, in every block
-### END SOLUTION
-
-# %% tests="quiz-cache-numbers-tests" points=1
-checks.expect_number(q5_answer, "Q5")
-### BEGIN HIDDEN TESTS
-_key = 2 * 12 * 768
-assert all(abs(_key - w) > 0.1 * _key for w in (12 * 768, 2 * 768, 3 * 12 * 768, 768, 2 * 12 * 64)), "Q5 key too close"
-checks.check_number(q5_answer, _key, "Q5")
-### END HIDDEN TESTS
 
 # %% [markdown]
 # **Q6 (1 point).** With a KV cache, 100 tokens are already in the cache and the model computes the
 # output for the 101st. How many query–key dot products does **one head of one layer** compute for it?
 
-# %% answer="quiz-cached-scores"
-q6_answer = None
-### BEGIN SOLUTION
+# %% quiz="quiz-cached-scores" key="101" points=1
 q6_answer = 100 + 1  # the 100 cached keys and its own
-### END SOLUTION
-
-# %% tests="quiz-cached-scores-tests" points=1
-checks.expect_number(q6_answer, "Q6")
-### BEGIN HIDDEN TESTS
-_key = len(range(101))
-assert all(abs(_key - w) >= 1 for w in (100, 1, 101 * 101, 101 * 102 // 2)), "Q6 key equals a wrong answer"
-checks.check_number(q6_answer, _key, "Q6")
-### END HIDDEN TESTS
 
 # %% [markdown]
 # **Q7 (1 point).** Which of these settings always writes the same continuation of a prompt, whatever the
@@ -2187,17 +2102,7 @@ checks.check_number(q6_answer, _key, "Q6")
 # * **c** — temperature 2, top-k = 5
 # * **d** — temperature 0.5, no top-k
 
-# %% answer="quiz-deterministic"
-q7_answer = None
-### BEGIN SOLUTION
-q7_answer = "b"
-### END SOLUTION
-
-# %% tests="quiz-deterministic-tests" points=1
-checks.expect_choice(q7_answer, "abcd", "Q7")
-### BEGIN HIDDEN TESTS
-checks.check_choice(q7_answer, "b", "Q7")
-### END HIDDEN TESTS
+# %% quiz="quiz-deterministic" choices="abcd" key="b" points=1
 
 # %% [markdown]
 # **Q8 — free answer (3 points, graded by hand).** In 4–6 sentences: explain why generating with a KV

@@ -1707,27 +1707,16 @@ with ac.student_code("online_softmax_update"):
 # **Q1 (1 point).** One head's attention weights for a sequence of $T = 8192$ tokens are stored in **float32**.
 # How many MiB ($2^{20}$ bytes) does that one $T \times T$ matrix take?
 
-# %% answer="quiz-weights-mib"
-q1_answer = None
-### BEGIN SOLUTION
+# %% quiz="quiz-weights-mib" key="8192 * 8192 * 4 / 2**20" tol=0.001 points=1
 q1_answer = 8192 * 8192 * 4 / 2**20
 _obvious_wrong = [8192 * 8192 * 8 / 2**20, 8192 * 8192 * 4 / 1e6, 8192 * 4 / 2**20, 8192 * 8192 / 2**20]
 assert all(abs(q1_answer - w) > 0.01 * q1_answer for w in _obvious_wrong)
-### END SOLUTION
-
-# %% tests="quiz-weights-mib-tests" points=1
-checks.expect_number(q1_answer, "Q1")
-### BEGIN HIDDEN TESTS
-checks.check_number(q1_answer, 8192 * 8192 * 4 / 2**20, "Q1", tol=1e-3)
-### END HIDDEN TESTS
 
 # %% [markdown]
 # **Q2 (1 point).** A row's online-softmax state is $m = 2$, $\ell = 1.5$. The next block holds a single score,
 # $3$. What is the new running sum $\ell$? (Three decimals are enough.)
 
-# %% answer="quiz-online-step"
-q2_answer = None
-### BEGIN SOLUTION
+# %% quiz="quiz-online-step" key="1.5 * math.exp(-1.0) + 1.0" tol=0.001 points=1
 q2_answer = 1.5 * math.exp(2 - 3) + math.exp(3 - 3)
 _obvious_wrong = [
     1.5 + 1.0,  # not rescaled
@@ -1736,40 +1725,22 @@ _obvious_wrong = [
     1.5 * math.exp(2 - 3),
 ]  # new term forgotten
 assert all(abs(q2_answer - w) > 0.05 for w in _obvious_wrong)
-### END SOLUTION
-
-# %% tests="quiz-online-step-tests" points=1
-checks.expect_number(q2_answer, "Q2")
-### BEGIN HIDDEN TESTS
-checks.check_number(q2_answer, 1.5 * math.exp(-1.0) + 1.0, "Q2", tol=1e-3)
-### END HIDDEN TESTS
 
 # %% [markdown]
 # **Q3 (1 point).** Causal tiled attention with $T = 1024$ and $B = 128$. How many tiles are computed (not skipped)?
 
-# %% answer="quiz-causal-tiles"
-q3_answer = None
-### BEGIN SOLUTION
+# %% quiz="quiz-causal-tiles" key="(1024 // 128) * (1024 // 128 + 1) // 2" points=1
 _n = 1024 // 128
 q3_answer = _n * (_n + 1) // 2
 _obvious_wrong = [_n * _n // 2, _n * (_n - 1) // 2, _n * _n, 1024 * 1025 // 2]
 assert all(abs(q3_answer - w) >= 1 for w in _obvious_wrong)
-### END SOLUTION
-
-# %% tests="quiz-causal-tiles-tests" points=1
-checks.expect_number(q3_answer, "Q3")
-### BEGIN HIDDEN TESTS
-checks.check_number(q3_answer, (1024 // 128) * (1024 // 128 + 1) // 2, "Q3")
-### END HIDDEN TESTS
 
 # %% [markdown]
 # **Q4 (1 point).** A decoder has 24 layers and 16 query heads of $d_{\text{head}} = 64$, with grouped-query
 # attention using 4 key/value heads, and caches float16 values (2 bytes). How many bytes of KV cache does one
 # token take?
 
-# %% answer="quiz-kv-bytes"
-q4_answer = None
-### BEGIN SOLUTION
+# %% quiz="quiz-kv-bytes" key="2 * 24 * 4 * 64 * 2" points=1
 q4_answer = 2 * 24 * 4 * 64 * 2
 _obvious_wrong = [
     2 * 24 * 16 * 64 * 2,  # multi-head: all 16 heads
@@ -1778,13 +1749,6 @@ _obvious_wrong = [
     2 * 24 * 4 * 64,
 ]  # forgot the bytes per value
 assert all(abs(q4_answer - w) > 0.01 * q4_answer for w in _obvious_wrong)
-### END SOLUTION
-
-# %% tests="quiz-kv-bytes-tests" points=1
-checks.expect_number(q4_answer, "Q4")
-### BEGIN HIDDEN TESTS
-checks.check_number(q4_answer, 2 * 24 * 4 * 64 * 2, "Q4")
-### END HIDDEN TESTS
 
 # %% [markdown]
 # **Q5 (1 point).** Grouped-query attention with 8 query heads and 4 key/value heads, grouped as in PyTorch's
@@ -1792,18 +1756,9 @@ checks.check_number(q4_answer, 2 * 24 * 4 * 64 * 2, "Q4")
 #
 # * **a** — head 0 &nbsp; **b** — head 1 &nbsp; **c** — head 2 &nbsp; **d** — head 3
 
-# %% answer="quiz-gqa-group"
-q5_answer = None
-### BEGIN SOLUTION
+# %% quiz="quiz-gqa-group" choices="abcd" key="c" points=1
 q5_answer = "abcd"[5 // (8 // 4)]
 assert q5_answer != "abcd"[5 % 4]  # the interleaved answer differs
-### END SOLUTION
-
-# %% tests="quiz-gqa-group-tests" points=1
-checks.expect_choice(q5_answer, "abcd", "Q5")
-### BEGIN HIDDEN TESTS
-checks.check_choice(q5_answer, "c", "Q5")
-### END HIDDEN TESTS
 
 # %% [markdown]
 # **Q6 (1 point).** A new block raises a row's running maximum from $m$ to $m' > m$. What must happen to the
@@ -1814,17 +1769,7 @@ checks.check_choice(q5_answer, "c", "Q5")
 # * **c** — multiply it by $e^{m' - m}$
 # * **d** — reset it to 0: the old terms are no longer needed
 
-# %% answer="quiz-rescale"
-q6_answer = None
-### BEGIN SOLUTION
-q6_answer = "b"
-### END SOLUTION
-
-# %% tests="quiz-rescale-tests" points=1
-checks.expect_choice(q6_answer, "abcd", "Q6")
-### BEGIN HIDDEN TESTS
-checks.check_choice(q6_answer, "b", "Q6")
-### END HIDDEN TESTS
+# %% quiz="quiz-rescale" choices="abcd" key="b" points=1
 
 # %% [markdown]
 # **Q7 (1 point).** Compared with plain attention, tiled attention **without a mask**
@@ -1834,17 +1779,7 @@ checks.check_choice(q6_answer, "b", "Q6")
 # * **c** — is an approximation whose error grows with $T$
 # * **d** — only works when $B$ divides $T$
 
-# %% answer="quiz-what-tiling-saves"
-q7_answer = None
-### BEGIN SOLUTION
-q7_answer = "b"
-### END SOLUTION
-
-# %% tests="quiz-what-tiling-saves-tests" points=1
-checks.expect_choice(q7_answer, "abcd", "Q7")
-### BEGIN HIDDEN TESTS
-checks.check_choice(q7_answer, "b", "Q7")
-### END HIDDEN TESTS
+# %% quiz="quiz-what-tiling-saves" choices="abcd" key="b" points=1
 
 # %% [markdown]
 # **Q8 — free answer (3 points, graded by hand).** A classmate says: "Tiled attention must be an approximation:
