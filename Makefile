@@ -10,7 +10,7 @@ STAMP := $(VENV)/.installed
 export PATH := $(BIN):$(PATH)
 ROOT_FLAG := $(if $(filter 0,$(shell id -u)),--allow-root,)
 
-.PHONY: lab test test-fast release student-bundle grade bench hub hub-proxy venv clean
+.PHONY: lab test test-fast release student-bundle grade bench hub hub-proxy browser-deps venv clean
 
 venv: $(STAMP)
 
@@ -28,7 +28,7 @@ $(STAMP): requirements.txt pyproject.toml
 lab: $(STAMP)
 	$(BIN)/jupyter lab --ServerApp.root_dir=. --LabApp.default_url=/lab/tree/notebooks $(ROOT_FLAG)
 
-test: $(STAMP)
+test: $(STAMP) browser-deps
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
 # The everyday tier (a few minutes): everything but the tests marked slow (browser, nbgrader end to end,
@@ -61,6 +61,13 @@ hub-proxy: hub/node_modules/.installed
 
 hub/node_modules/.installed: hub/package.json hub/package-lock.json
 	cd hub && npm ci --no-audit --no-fund --loglevel=error
+	@touch $@
+
+# axe-core, the accessibility engine the browser tests inject into JupyterLab (pinned in tests/browser_deps/), from npm.
+browser-deps: tests/browser_deps/node_modules/.installed
+
+tests/browser_deps/node_modules/.installed: tests/browser_deps/package.json tests/browser_deps/package-lock.json
+	cd tests/browser_deps && npm ci --no-audit --no-fund --loglevel=error
 	@touch $@
 
 clean:

@@ -164,7 +164,7 @@ def bars(values, labels, ax=None, title=None, xlabel=None, ylabel=None, highligh
 MIN_FONT_PT = 9  # the smallest text a figure may carry, as shown (a figure is shown at its size: see below)
 CSS_PX_PER_INCH = 96  # a figure is shown at its size in inches x 96 CSS pixels, so 9 pt shows as 12 px
 DENSITY = 2  # image pixels per CSS pixel: sharp on high-density screens
-COLUMN_PX = 840  # JupyterLab's notebook column in a 1280-px window with the file browser open (848 px), less a margin
+COLUMN_PX = 820  # an image may fill this much of the notebook column (848 px at 1280 with the file browser open)
 MAX_WIDTH_IN = COLUMN_PX / CSS_PX_PER_INCH  # a wider figure would be shrunk below 9 pt: stack its panels instead
 
 
@@ -175,21 +175,22 @@ def font_sizes(fig):
     return [t.get_fontsize() for t in fig.findobj(Text) if t.get_visible() and t.get_text().strip()]
 
 
-def image_html(png, alt, width_px, height_px):
+def image_html(png, alt, width_px, height_px, min_pt=MIN_FONT_PT):
     """An <img> that carries its alt text into the page (JupyterLab, Notebook 7, nbconvert's HTML, feedback pages),
-    shown at `width_px` x `height_px` CSS pixels whatever the image's own density."""
+    shown at `width_px` x `height_px` CSS pixels whatever the image's own density. `min_pt`, the smallest text in the
+    image at that size, lets a browser test tell how small the text is as shown."""
     data = base64.b64encode(png).decode("ascii")
     return (
         f'<img src="data:image/png;base64,{data}" alt="{html.escape(alt, quote=True)}" '
-        f'width="{width_px}" height="{height_px}" style="max-width:100%;height:auto">'
+        f'width="{width_px}" height="{height_px}" data-min-pt="{min_pt:g}" style="max-width:100%;height:auto">'
     )
 
 
-def display_png(png, alt, width_px, height_px):
+def display_png(png, alt, width_px, height_px, min_pt=MIN_FONT_PT):
     """Show PNG bytes as an image with alt text (an HTML output: JupyterLab ignores alt text in image metadata)."""
     from IPython.display import HTML, display
 
-    display(HTML(image_html(png, alt, width_px, height_px)), metadata={"alt": alt})
+    display(HTML(image_html(png, alt, width_px, height_px, min_pt)), metadata={"alt": alt})
 
 
 def show(fig, alt, name=None):
@@ -198,9 +199,9 @@ def show(fig, alt, name=None):
     Drawn at DENSITY x the display resolution and shown at its size in inches (CSS_PX_PER_INCH), so text keeps its
     point size and stays sharp. Also saves it when `name` is given (see `save`). Every figure a lesson shows goes
     through here."""
-    small = [s for s in font_sizes(fig) if s < MIN_FONT_PT]
-    if small:
-        raise ValueError(f"figure text must be at least {MIN_FONT_PT} pt; found {min(small)} pt")
+    sizes = font_sizes(fig) or [MIN_FONT_PT]
+    if min(sizes) < MIN_FONT_PT:
+        raise ValueError(f"figure text must be at least {MIN_FONT_PT} pt; found {min(sizes)} pt")
     if name:
         save(fig, name)
     buffer = io.BytesIO()
@@ -208,7 +209,7 @@ def show(fig, alt, name=None):
     plt.close(fig)
     png = buffer.getvalue()
     width, height = png_size(png)
-    display_png(png, alt, round(width / DENSITY), round(height / DENSITY))
+    display_png(png, alt, round(width / DENSITY), round(height / DENSITY), min(sizes))
 
 
 def png_size(png):

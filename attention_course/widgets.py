@@ -9,6 +9,7 @@ Until that code is implemented the explorer shows a short
 
 import html
 import io
+import json
 import time
 
 import ipywidgets as w
@@ -19,6 +20,15 @@ from IPython.display import HTML, display
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 
 from attention_course import plots
+
+TRACK_PX = 160  # a slider's track stays at least this wide (150 px is the least a pointer can use with care)
+
+
+def _slider_layout(description, readout=True):
+    """Wide enough for the label, a track of TRACK_PX and the readout: ipywidgets gives a slider 300 px in all, so a
+    long label would squeeze the track to a few pixels."""
+    label_px = 8 * len(description) + 16  # about 8 px a character at the notebook's font size
+    return w.Layout(width=f"{label_px + TRACK_PX + (70 if readout else 10)}px")
 
 
 def slider(description, min, max, value, step=1):
@@ -32,6 +42,7 @@ def slider(description, min, max, value, step=1):
         continuous_update=False,
         readout=True,
         style={"description_width": "initial"},
+        layout=_slider_layout(description),
     )
 
 
@@ -46,6 +57,7 @@ def float_slider(description, min, max, value, step=0.1):
         readout=True,
         readout_format=".2f",
         style={"description_width": "initial"},
+        layout=_slider_layout(description),
     )
 
 
@@ -62,6 +74,7 @@ def choice_slider(description, options, value):
             continuous_update=False,
             readout=False,
             style={"description_width": "initial"},
+            layout=_slider_layout(description, readout=False),
         )
     )
 
@@ -89,12 +102,18 @@ class TypeableChoice(w.HBox):
         self.choice = choice
         self.entry = w.Text(
             value=choice.label,
+            description="or type",  # a visible label: screen readers announce "or type, edit text"
             continuous_update=False,
-            layout=w.Layout(width="6em"),
+            layout=w.Layout(width="11em"),
+            style={"description_width": "initial"},
             tooltip=f"type a value for {choice.description}",
         )
         self.entry.add_class("ac-type-entry")
-        super().__init__([choice, self.entry], value=choice.value)
+        labels = json.dumps([str(label) for label in choice._options_labels])
+        # the slider's handle announces the option's label, not its position (see A11Y_SCRIPT)
+        self.labels = w.HTML(f"<span class='ac-labels' data-labels='{html.escape(labels, quote=True)}' hidden></span>")
+        self.labels.layout.display = "none"
+        super().__init__([choice, self.entry, self.labels], value=choice.value)
         self.add_class("ac-typeable")
         choice.observe(self._from_choice, names="value")
         self.entry.observe(self._from_entry, names="value")
@@ -120,6 +139,38 @@ class TypeableChoice(w.HBox):
         if matches:
             self.choice.index = matches[0]
         self.entry.value = self.choice.label
+
+
+# ipywidgets' sliders (noUiSlider) give their handle no accessible name, and a SelectionSlider's handle announces the
+# option's position ("6") rather than its value ("64"). This script, shown once per explorer (JupyterLab runs scripts
+# of trusted outputs, and an explorer's own outputs are trusted), names every handle after its slider's label and
+# announces the label of the chosen option, and keeps doing so as handles move.
+A11Y_SCRIPT = """<script>
+(() => {
+  if (window.acExplorerA11y) return;
+  window.acExplorerA11y = true;
+  const label = slider => (slider.querySelector('.widget-label') || {}).textContent || 'value';
+  const fix = () => {
+    for (const handle of document.querySelectorAll('.ac-explorer .noUi-handle')) {
+      const slider = handle.closest('.widget-slider');
+      if (!slider) continue;
+      const name = label(slider).trim();
+      if (handle.getAttribute('aria-label') !== name) handle.setAttribute('aria-label', name);
+      const holder = slider.closest('.ac-typeable');
+      const list = holder && holder.querySelector('.ac-labels');
+      if (list) {
+        const text = JSON.parse(list.dataset.labels)[Math.round(Number(handle.getAttribute('aria-valuenow')))];
+        if (text !== undefined && handle.getAttribute('aria-valuetext') !== text) {
+          handle.setAttribute('aria-valuetext', text);
+        }
+      }
+    }
+  };
+  new MutationObserver(fix).observe(document.body, {subtree: true, childList: true, attributes: true,
+                                                    attributeFilter: ['aria-valuenow']});
+  fix();
+})();
+</script>"""
 
 
 def _message(text, colour="#0072B2"):
@@ -233,7 +284,11 @@ class Explorer(w.VBox):
         for callback in _watchers:
             callback(self)
         controls_row = w.HBox(list(self.controls.values()), layout=w.Layout(flex_flow="row wrap"))  # wrap, never clip
-        super().__init__([controls_row, self.output])
+        accessibility = w.Output(layout=w.Layout(height="0px", overflow="hidden"))
+        with accessibility:
+            display(HTML(A11Y_SCRIPT))
+        super().__init__([controls_row, self.output, accessibility])
+        self.add_class("ac-explorer")
         for control in self.controls.values():
             control.observe(self.redraw, names="value")
         self.redraw()
@@ -254,6 +309,7 @@ class Explorer(w.VBox):
             FigureCanvasAgg(self._fig)  # closing detached its canvas: draw it with Agg from now on
             self._fig.set_dpi(plots.CSS_PX_PER_INCH * plots.DENSITY)  # sharp, shown at its size (as plots.show)
             self._key, self.builds = key, self.builds + 1
+            self._min_pt = min(plots.font_sizes(self._fig) or [plots.MIN_FONT_PT])
         return self._fig
 
     def redraw(self, change=None):
@@ -287,7 +343,7 @@ class Explorer(w.VBox):
         else:
             self.png = png
             width, height = (round(n / plots.DENSITY) for n in plots.png_size(png))
-            self._show(HTML(plots.image_html(png, self.alt_text, width, height)))
+            self._show(HTML(plots.image_html(png, self.alt_text, width, height, self._min_pt)))
             self.status = "figure"
         self.redraw_seconds.append(time.perf_counter() - start)
 

@@ -239,7 +239,7 @@ class NotebookPage:
         self.lab, self.path = lab, path
         cells = read(lab.root / path).cells  # cells are attached to the page lazily: wait for all of them
         self.n_cells, self.n_code = len(cells), sum(c.cell_type == "code" for c in cells)
-        self.page = browser.new_page(viewport={"width": 1400, "height": 1000})
+        self.page = browser.new_page(viewport={"width": 1280, "height": 800})  # a laptop, file browser open
         self.page_errors, self.dialogs = [], []
         self.page.on("pageerror", lambda error: self.page_errors.append(str(error)[:300]))
         workspace = re.sub(r"\W", "-", f"{app}-{path}")
@@ -382,3 +382,53 @@ class NotebookPage:
         found = [boxes.nth(i) for i in range(boxes.count())]
         assert len(found) == count, f"found {len(found)} explorer boxes, expected {count}"
         return found
+
+
+# --- what a reader with a screen reader or a small laptop gets -----------------------------------------------------
+
+AXE_SCRIPT = ROOT / "tests" / "browser_deps" / "node_modules" / "axe-core" / "axe.min.js"
+# The course's own output in a notebook page: rendered markdown (prose, hints, quizzes) and cell outputs (figures,
+# explorers, printouts). JupyterLab's own chrome (menus, toolbars, prompts, code editors, the file browser) is not
+# ours to fix and is left out.
+COURSE_OUTPUT = [[".jp-Notebook .jp-MarkdownOutput"], [".jp-Notebook .jp-OutputArea"]]
+SERIOUS = ("serious", "critical")
+
+# Every image in the course's output: its alt text, the width it is shown at, the width it was made for (the
+# width attribute: figures are drawn at twice that density) and the smallest text size it carries, in points.
+IMAGES_JS = """scope => Array.from(document.querySelectorAll(scope + ' img')).map(i => ({
+  alt: i.getAttribute('alt'), shown: i.getBoundingClientRect().width, made: Number(i.getAttribute('width')),
+  min_pt: Number(i.dataset.minPt || 0), src: (i.getAttribute('src') || '').slice(0, 30)}))"""
+
+
+def axe_violations(page, include=COURSE_OUTPUT):
+    """Serious and critical accessibility violations that axe-core finds in `include` (CSS selector lists)."""
+    if not AXE_SCRIPT.is_file():
+        raise RuntimeError(f"{AXE_SCRIPT} is missing: `make test` installs it (tests/browser_deps/package.json)")
+    if not page.evaluate("() => typeof axe !== 'undefined'"):
+        page.add_script_tag(path=str(AXE_SCRIPT))
+    found = page.evaluate(
+        """async include => (await axe.run({include}, {resultTypes: ['violations']})).violations.map(v => ({
+             id: v.id, impact: v.impact, help: v.help, nodes: v.nodes.slice(0, 3).map(n => n.html.slice(0, 200))}))""",
+        include,
+    )
+    return [v for v in found if v["impact"] in SERIOUS]
+
+
+def shown_images(page, scope=".jp-Notebook .jp-OutputArea-output"):
+    """(alt, shown/made width ratio, smallest text as shown in points) of every image under `scope`."""
+    return [
+        (image["alt"], image["shown"] / (image["made"] or 1), image["min_pt"] * image["shown"] / (image["made"] or 1))
+        for image in page.evaluate(IMAGES_JS, scope)
+    ]
+
+
+# Every slider handle of every explorer: its accessible name, what it announces, its track's width; and for a choice
+# slider the label its typing box shows (what the handle must announce).
+CONTROLS_JS = """() => Array.from(document.querySelectorAll('.ac-explorer .noUi-handle')).map(h => {
+  const slider = h.closest('.widget-slider'), holder = h.closest('.ac-typeable');
+  const entry = holder && holder.querySelector('.ac-type-entry input');
+  return {name: h.getAttribute('aria-label'), says: h.getAttribute('aria-valuetext'),
+          label: (slider.querySelector('.widget-label') || {}).textContent,
+          track: slider.querySelector('.noUi-base').getBoundingClientRect().width,
+          shows: entry ? entry.value : null};
+})"""

@@ -25,12 +25,16 @@ import nbformat
 import pytest
 from browser_support import (
     ARTIFACTS,
+    CONTROLS_JS,
     REDRAW_TIMEOUT_MS,
     JupyterLab,
     NotebookPage,
+    axe_violations,
     require_browser,
+    shown_images,
 )
 from harness import BROWSER_LESSON_FOR_KIND, LESSONS, read, solution_path, student_path
+from test_lessons import WIDE_FIGURES_TO_RESTACK
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.xdist_group("browser")]
 
@@ -127,7 +131,7 @@ class ExplorerDriver:
 
     def __init__(self, notebook, box, lesson, number):
         self.notebook, self.page, self.box = notebook, notebook.page, box
-        self.name = f"{lesson}_explorer{number}"
+        self.name, self.lesson = f"{lesson}_explorer{number}", lesson
         self.handle = box.element_handle()
         self.changes = 0
         self.started, self.timings = None, []  # end-to-end: from a student's action to the new image shown
@@ -241,6 +245,21 @@ class ExplorerDriver:
             self.expect_redraw(before, f"typing {text!r} into {label}")
             assert entry.input_value() == text, f"{self.name}: {label} shows {entry.input_value()!r}, not {text!r}"
 
+    def check_accessible(self):
+        """Every handle is named after its slider and announces the real value (a choice slider's label, not its
+        position); every track is at least 150 px wide; the figure is shown at its size; axe finds nothing serious."""
+        for control in self.page.evaluate(CONTROLS_JS):
+            assert control["name"] and control["name"].strip() == control["label"].strip(), control
+            assert control["track"] >= 150, f"{self.name}: the track of {control['label']!r} is {control['track']} px"
+            if control["shows"] is not None:
+                assert control["says"] == control["shows"], f"{self.name}: the handle announces {control['says']!r}"
+        for alt, ratio, pt in shown_images(self.page, ".ac-explorer"):
+            if self.lesson in WIDE_FIGURES_TO_RESTACK:
+                break
+            assert alt and ratio >= 0.9 and pt >= 8.95, f"{self.name}: {alt[:60]!r} shown at {ratio:.2f}, {pt:.1f} pt"
+        violations = axe_violations(self.page, [[".ac-explorer"]])
+        assert not violations, f"{self.name}: {violations}"
+
     def drive_all(self):
         self.box.scroll_into_view_if_needed()
         assert self.src().startswith("data:image/png"), (
@@ -274,6 +293,7 @@ def test_every_explorer_responds_in_jupyterlab(lesson, solution_page, record_pro
     for number, box in enumerate(boxes, 1):
         driver = ExplorerDriver(notebook, box, lesson, number)
         driver.drive_all()
+        driver.check_accessible()
         milliseconds = sorted(1000 * seconds for _, seconds in driver.timings)
         record_property(
             "browser_redraw_ms",

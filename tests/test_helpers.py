@@ -322,3 +322,43 @@ def test_output_and_weights_names_a_swapped_pair():
         checks.output_and_weights((w, out), "example", d_v=5, T_k=3)
     with pytest.raises(AssertionError, match=r"must return a tuple \(output, weights\)"):
         checks.output_and_weights(out, "example", d_v=5, T_k=3, fn="attention")
+
+
+# Machado, Oliveira & Fernandes (2009), severity 1: linear-RGB matrices that simulate each dichromacy.
+_CVD = {
+    "protanopia": [[0.152286, 1.052583, -0.204868], [0.114503, 0.786281, 0.099216], [-0.003882, -0.048116, 1.051998]],
+    "deuteranopia": [[0.367322, 0.860646, -0.227968], [0.280085, 0.672501, 0.047413], [-0.01182, 0.04294, 0.968881]],
+    "tritanopia": [[1.255528, -0.076749, -0.178779], [-0.078411, 0.930809, 0.147602], [0.004733, 0.691367, 0.3039]],
+}
+# meanings that sit side by side in the course's figures
+_SIDE_BY_SIDE = [
+    ("yours", "baseline"),
+    ("yours", "reference"),
+    ("baseline", "reference"),
+    ("yours", "other"),
+    ("baseline", "other"),
+    ("other", "other2"),
+    ("yours", "highlight"),
+    ("masked", "skipped"),
+]
+
+
+def _lab(rgb_linear):
+    xyz = np.array([[0.4124, 0.3576, 0.1805], [0.2126, 0.7152, 0.0722], [0.0193, 0.1192, 0.9505]]) @ rgb_linear
+    xyz = xyz / np.array([0.9505, 1.0, 1.089])
+    f = np.where(xyz > 216 / 24389, np.cbrt(xyz), (24389 / 27 * xyz + 16) / 116)
+    return np.array([116 * f[1] - 16, 500 * (f[0] - f[1]), 200 * (f[1] - f[2])])
+
+
+def _linear(colour):
+    c = np.array(matplotlib.colors.to_rgb(colour))
+    return np.where(c <= 0.04045, c / 12.92, ((c + 0.055) / 1.055) ** 2.4)
+
+
+@pytest.mark.parametrize("vision", ["typical", *_CVD])
+def test_colours_that_sit_side_by_side_stay_apart_under_colour_vision_deficiency(vision):
+    """CIELAB distance of every pair of meanings drawn next to each other, under each simulated dichromacy."""
+    simulate = np.eye(3) if vision == "typical" else np.array(_CVD[vision])
+    for a, b in _SIDE_BY_SIDE:
+        la, lb = (_lab(np.clip(simulate @ _linear(plots.color(m)), 0, 1)) for m in (a, b))
+        assert np.linalg.norm(la - lb) >= 12, f"{a} and {b} look alike under {vision}: ΔE {np.linalg.norm(la - lb):.1f}"

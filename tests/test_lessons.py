@@ -2,10 +2,12 @@
 should, and every exercise's tests catch the known mistakes while accepting correct variants."""
 
 import contextlib
+import copy
 import re
 import runpy
 
 import catalog_tools
+import nbformat
 import pytest
 from conftest import lesson_params
 from harness import (
@@ -149,6 +151,70 @@ def test_every_figure_fits_the_notebook_column(solved):
     assert all(w / DENSITY <= COLUMN_PX for w in explorers), (
         f"explorer widths in px: {[w / DENSITY for w in explorers]}"
     )
+
+
+@pytest.fixture(scope="session")
+def reading_lab():
+    """One JupyterLab per worker in which solved notebooks are opened as a reader sees them (no second run)."""
+    from browser_support import JupyterLab, require_browser
+
+    require_browser()
+    with JupyterLab() as lab:
+        yield lab
+
+
+def _as_read(nb):
+    """The solved notebook with its outputs, signed as trusted (as a run in the reader's own JupyterLab is), without
+    the explorers' widget views (they need the live kernel; tests/test_browser.py drives them)."""
+    from nbformat.sign import NotebookNotary
+
+    nb = nbformat.from_dict(copy.deepcopy(nb))
+    for cell in nb.cells:
+        if cell.cell_type == "code":
+            cell.outputs = [
+                o for o in cell.outputs if "application/vnd.jupyter.widget-view+json" not in o.get("data", {})
+            ]
+    NotebookNotary().sign(nb)
+    return nb
+
+
+@pytest.mark.slow
+@pytest.mark.browser
+@pytest.mark.parametrize("lesson", lesson_params())
+def test_figures_reach_every_reader_in_jupyterlab_and_html(solved, reading_lab, chromium):
+    """In JupyterLab at 1280 px with the file browser open: every image has its alt text in the page, is shown at
+    least at 90 % of its size with no text under 9 pt, and axe-core finds no serious or critical violation in the
+    course's output (browser_support.COURSE_OUTPUT). In nbconvert's HTML export (what feedback pages are made
+    with) every image has its alt text too."""
+    from browser_support import ARTIFACTS, NotebookPage, axe_violations, shown_images
+    from nbconvert import HTMLExporter
+
+    path = reading_lab.root / "read" / f"{solved.lesson}.ipynb"
+    path.parent.mkdir(exist_ok=True)
+    nbformat.write(_as_read(solved.nb), str(path))
+    page = NotebookPage(chromium, reading_lab, f"read/{solved.lesson}.ipynb")
+    try:
+        page.page.set_viewport_size({"width": 1280, "height": 800})
+        page.page.wait_for_function(
+            "n => document.querySelectorAll('.jp-Notebook .jp-OutputArea-output img').length >= n",
+            arg=len(_images(solved.nb)[0]),
+            timeout=60_000,
+        )
+        page.page.wait_for_timeout(500)  # the last images settle into the column
+        images = shown_images(page.page)
+        assert images and all((alt or "").strip() for alt, _, _ in images), [alt for alt, _, _ in images]
+        small = [(alt[:50], round(ratio, 2), round(pt, 1)) for alt, ratio, pt in images if ratio < 0.9 or pt < 8.95]
+        if solved.lesson not in WIDE_FIGURES_TO_RESTACK:
+            assert not small, f"images shrunk (alt, shown/made, smallest text in pt as shown): {small}"
+        violations = axe_violations(page.page)
+        assert not violations, violations
+        ARTIFACTS.mkdir(parents=True, exist_ok=True)
+        page.page.screenshot(path=str(ARTIFACTS / f"{solved.lesson}_read_1280.png"))
+    finally:
+        page.close()
+    body, _ = HTMLExporter().from_notebook_node(_as_read(solved.nb))
+    exported = re.findall(r"<img\b[^>]*>", body)
+    assert exported and all(re.search(r'alt="[^"]+"', tag) for tag in exported), "nbconvert HTML: an image lacks alt"
 
 
 # Lessons whose CLAIMS are being written (issue 22); the lead removes each as its lesson lands.
