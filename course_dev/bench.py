@@ -22,6 +22,9 @@ measurements as JSON (by default benchmarks/results.json, committed as the lates
              time from setting a value to the end of the redraw it triggers (--changes changes per
              explorer after a warm-up), median and 90th percentile.
   memory     the kernel process's peak resident memory (ru_maxrss) of the biggest notebook.
+  paint      each explorer in JupyterLab in headless Chromium: from a value typed into it (Enter) to the new
+             image painted, measured in the page, next to the explorer's own in-kernel redraw time and the
+             image's decode time; the rest is the comm round trip (course_dev/paint.py).
 
 This is a measurement, not a test: it exits 0 even when a figure is over budget.
 """
@@ -49,7 +52,8 @@ from course_dev.course import copy_course
 from course_dev.env import use_this_python
 from course_dev.paths import ROOT, lesson_meta, lessons, solution_path
 
-PARTS = ("notebooks", "grading", "widgets", "memory")
+PARTS = ("notebooks", "grading", "widgets", "memory", "paint")
+PAINT_MEDIAN_MS = 150.0  # from a student's action to the new image painted, in Chromium
 COURSE_BUDGET = 45.0  # seconds for lessons 00–09 (every lesson whose lesson.toml is not an extension)
 FLOOR_RATIO = 2.0  # every notebook but a capstone runs in at most this many times the kernel + imports floor
 REDRAW_MEDIAN_MS, REDRAW_P90_MS = 60.0, 100.0
@@ -245,6 +249,10 @@ def widget_rows(lesson, report):
             )
         rows.append(row)
     return rows
+
+
+def _has_explorer(lesson):
+    return "widgets.explore(" in solution_path(lesson).read_text(encoding="utf-8")
 
 
 def bench_widgets(names, changes, warmup, timeout, log, paths=None):
@@ -535,6 +543,18 @@ def table_rows(results):
             status = "ERROR ✗" if problems else "ok" if within else "OVER ✗"
             measured = f"median {entry['median_ms']:.0f} ms, p90 {entry['p90_ms']:.0f} ms"
             rows.append(("widgets", item, measured, budget, status))
+    for entry in (results.get("paint") or {}).get("explorers", []):
+        rows.append(
+            (
+                "paint",
+                f"{entry['lesson']} #{entry['explorer']}, typed change → image painted (Chromium)",
+                f"median {entry['median_ms']:.0f} ms, p90 {entry['p90_ms']:.0f} ms (kernel "
+                f"{entry['kernel_median_ms'] or 0:.0f}, decode {entry['decode_median_ms']:.0f}, round trip "
+                f"{entry['round_trip_median_ms']:.0f})",
+                f"median ≤ {PAINT_MEDIAN_MS:.0f} ms",
+                "ok" if entry["median_ms"] <= PAINT_MEDIAN_MS else "OVER ✗",
+            )
+        )
     memory = results.get("memory")
     if memory:
         if memory["biggest"]:
@@ -660,6 +680,11 @@ def main(argv=None):
     if "widgets" in args.parts:
         log(f"widgets: {args.changes} changes per explorer after {args.warmup} warm-up change(s)")
         results["widgets"] = bench_widgets(args.names, args.changes, args.warmup, args.timeout, log)
+    if "paint" in args.parts:
+        from course_dev.paint import bench_paint
+
+        log(f"paint: {args.changes} typed changes per explorer, in Chromium")
+        results["paint"] = bench_paint([n for n in args.names if _has_explorer(n)], args.changes, log)
     if "memory" in args.parts:
         log("memory: peak RSS of each notebook's kernel")
         results["memory"] = bench_memory(args.names, results.get("notebooks"), args.timeout, log)
