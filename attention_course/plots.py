@@ -87,8 +87,9 @@ def draw_masked(ax, allowed, **kwargs):
     return patches
 
 
-def to_numpy(x):
-    """numpy view of an array or tensor (detached, on the CPU)."""
+def _array(x):
+    """numpy view of an array or tensor to draw (detached, on the CPU; checks.to_numpy is the float64 copy that
+    tests compare)."""
     if hasattr(x, "detach"):
         x = x.detach().cpu().numpy()
     return np.asarray(x)
@@ -109,7 +110,7 @@ def attention_heatmap(
 ):
     """Heatmap of attention weights (T_q, T_k): one row per query token, one column per key token.
     `allowed` (boolean (T_q, T_k), True = may attend) hatches the masked cells, so they never read as a weight of 0."""
-    w = to_numpy(weights)
+    w = _array(weights)
     keys = queries if keys is None else keys
     if w.ndim != 2 or w.shape != (len(queries), len(keys)):
         raise ValueError(
@@ -124,7 +125,7 @@ def attention_heatmap(
     ax.set_ylabel("query (token attending)")
     if title:
         ax.set_title(title)
-    blocked = np.zeros(w.shape, bool) if allowed is None else ~to_numpy(allowed).astype(bool)
+    blocked = np.zeros(w.shape, bool) if allowed is None else ~_array(allowed).astype(bool)
     if allowed is not None:
         draw_masked(ax, ~blocked)
     if annotate is None:
@@ -143,7 +144,7 @@ def attention_heatmap(
 
 def bars(values, labels, ax=None, title=None, xlabel=None, ylabel=None, highlight=None, color=COLOR["yours"]):
     """Horizontal bar chart, one bar per label (top to bottom in the given order); bar `highlight` in orange."""
-    v = to_numpy(values).ravel()
+    v = _array(values).ravel()
     if len(v) != len(labels):
         raise ValueError(f"bars: got {len(v)} values for {len(labels)} labels")
     ax = ax or plt.subplots(figsize=(6, 0.3 * len(labels) + 1.2))[1]
