@@ -331,9 +331,12 @@ def test_validate_button_is_in_the_notebook_toolbar(open_notebook):
 
 @pytest.mark.skipif(not WIDGET_LESSONS, reason="no lesson has an explorer yet")
 def test_typing_a_value_works_in_notebook_7(solution_page):
-    """Notebook 7 takes the arrow keys on a focused slider; typing into the readout still works."""
+    """Notebook 7 takes the arrow keys on a focused slider; typing into the readout still works; its images carry
+    their alt text too."""
     lesson = WIDGET_LESSONS[0]
     notebook, _ = solution_page(lesson, app="notebook")
+    images = shown_images(notebook.page, ".jp-Notebook .jp-OutputArea-output")
+    assert images and all((alt or "").strip() for alt, _, _ in images), "Notebook 7: an image without alt text"
     box = notebook.explorers(explore_calls(solution_path(lesson)))[0]
     driver = ExplorerDriver(notebook, box, lesson + "_notebook7", 1)
     box.scroll_into_view_if_needed()
