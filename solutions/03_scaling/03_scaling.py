@@ -202,74 +202,55 @@ def scaled_scores(Q, K):
 
 # %% tests="scaled-scores-tests" points=3
 # Visible checks: a worked example you can verify by hand (d_k = 4, so √d_k = 2), then batches.
-_Q = np.array([[1.0, 0.0, 2.0, 1.0], [0.0, 1.0, 0.0, -1.0]])  # T_q = 2 queries
-_K = np.array([[1.0, 1.0, 1.0, 1.0], [2.0, 0.0, 0.0, 0.0], [0.0, 0.0, 1.0, -1.0]])  # T_k = 3 keys
-_raw = np.array([[4.0, 2.0, 1.0], [0.0, 0.0, 1.0]])  # Q Kᵀ by hand; the answer is _raw / √4
-_mistakes = {
-    "the scores are not scaled: divide the dot products by √d_k.": _raw,
-    "you divided by d_k (4 here); divide by its square root √d_k.": _raw / 4,
-    "you divided by the number of keys (3 here); divide by √d_k, the square root of the vectors' size.": _raw / 3,
-    "you divided by √T_k, the square root of the number of keys (√3 here); divide by √d_k.": _raw / 3**0.5,
-    "you divided by √T_q, the square root of the number of queries (√2 here); d_k is the LAST axis.": _raw / 2**0.5,
-    "rows and columns are swapped (you computed K Qᵀ): the result must have one row per query, (T_q, T_k).": _raw.T / 2,
-}
-checks.expect_close(checks.call(scaled_scores, _Q, _K), _raw / 2, "scaled_scores, worked example", mistakes=_mistakes)
+def _mistakes(raw, T_q, T_k, d_k):  # what known mistakes return, from the raw dot products Q Kᵀ
+    return {
+        "the scores are not scaled: divide the dot products by √d_k.": raw,
+        f"you divided by d_k ({d_k} here); divide by its square root √d_k.": raw / d_k,
+        f"you divided by the number of keys ({T_k} here); divide by √d_k, the root of the vectors' size.": raw / T_k,
+        f"you divided by √T_k, the root of the number of keys (√{T_k} here); divide by √d_k.": raw / T_k**0.5,
+        f"you divided by √T_q, the root of the number of queries (√{T_q} here); d_k is the LAST axis.": raw / T_q**0.5,
+        "you divided by d_k / 2; divide by √d_k.": raw / (d_k / 2),
+        "rows and columns are swapped (you computed K Qᵀ): return one row per query.": raw.swapaxes(-1, -2) / d_k**0.5,
+    }
 
 
-def _batched(Q, K, what):
+def _batched(Q, K):
     try:
         return scaled_scores(Q, K)
     except (ValueError, RuntimeError, IndexError) as error:
         raise AssertionError(
-            f"scaled_scores failed on {what} with {type(error).__name__}: {error}. On arrays with batch axes, K.T "
+            f"scaled_scores failed on Q {Q.shape}, K {K.shape}: {type(error).__name__}: {error}. With batch axes, K.T "
             "reverses ALL axes: swap only the last two (np.swapaxes(K, -1, -2))."
         ) from None
 
 
+_Q = np.array([[1.0, 0.0, 2.0, 1.0], [0.0, 1.0, 0.0, -1.0]])  # T_q = 2 queries
+_K = np.array([[1.0, 1.0, 1.0, 1.0], [2.0, 0.0, 0.0, 0.0], [0.0, 0.0, 1.0, -1.0]])  # T_k = 3 keys
+_raw = np.array([[4.0, 2.0, 1.0], [0.0, 0.0, 1.0]])  # Q Kᵀ by hand; the answer is _raw / √4
+_got = checks.call(scaled_scores, _Q, _K)
+checks.expect_close(_got, _raw / 2, "scaled_scores, worked example", mistakes=_mistakes(_raw, 2, 3, 4))
 _rng = np.random.default_rng(0)
 for _batch in [(2,), (2, 3)]:
     _Qb, _Kb = _rng.standard_normal(_batch + (5, 8)), _rng.standard_normal(_batch + (7, 8))
-    _out = _batched(_Qb, _Kb, f"Q {_Qb.shape} and K {_Kb.shape}")
+    _out = _batched(_Qb, _Kb)
     checks.expect_shape(_out, _batch + (5, 7), f"scaled_scores for batch axes {_batch} with T_q = 5, T_k = 7, d_k = 8")
     for _b in np.ndindex(*_batch):  # each batch entry must equal the unbatched result
         checks.expect_close(_out[_b], scaled_scores(_Qb[_b], _Kb[_b]), f"scaled_scores, batch entry {_b} vs unbatched")
-
-
 ### BEGIN HIDDEN TESTS
-def _scaled_scores_hidden():
-    rng = np.random.default_rng(31)
-    T_q, T_k, d_k = 5, 7, 16  # all distinct; √16 = 4 differs from 16/2 = 8
-    for batch in [(), (3,), (2, 3)]:
-        Q, K = rng.standard_normal(batch + (T_q, d_k)), rng.standard_normal(batch + (T_k, d_k))
-        raw = torch.matmul(torch.from_numpy(Q), torch.from_numpy(K).transpose(-1, -2)).numpy()
-        mistakes = {
-            "the scores are not scaled: divide the dot products by √d_k.": raw,
-            "you divided by d_k; divide by its square root √d_k.": raw / d_k,
-            "you divided by the number of keys T_k; divide by √d_k.": raw / T_k,
-            "you divided by √T_k (the number of keys); divide by √d_k (Q.shape[-1]).": raw / np.sqrt(T_k),
-            "you divided by the square root of the number of queries; d_k is the LAST axis, Q.shape[-1].": raw
-            / np.sqrt(T_q),
-            "you divided by d_k / 2; divide by √d_k.": raw / (d_k / 2),
-            "rows and columns are swapped (you computed K Qᵀ): the result must be (..., T_q, T_k).": np.swapaxes(
-                raw, -1, -2
-            )
-            / 4.0,
-        }
-        if batch:
-            mistakes["d_k was read from the first axis (Q.shape[0] or len(Q)); use the last axis, Q.shape[-1]."] = (
-                raw / np.sqrt(batch[0])
-            )
-        what = f"Q {Q.shape} and K {K.shape}"
-        checks.expect_close(_batched(Q, K, what), raw / 4.0, f"scaled_scores for {what}", mistakes=mistakes)
-    Q, K = rng.standard_normal((4, 1, 9)), rng.standard_normal((4, 1, 9))  # one query, one key, d_k = 9
-    want = (Q * K).sum(-1)[..., None] / 3.0
-    checks.expect_close(_batched(Q, K, "T_q = T_k = 1"), want, "scaled_scores with one query and one key (d_k = 9)")
-    Q, K = rng.standard_normal((2, 2, 3, 6, 25)), rng.standard_normal((2, 2, 3, 4, 25))  # d_k = 25, √25 = 5
-    want = torch.matmul(torch.from_numpy(Q), torch.from_numpy(K).transpose(-1, -2)).numpy() / 5.0
-    checks.expect_close(_batched(Q, K, "three batch axes"), want, "scaled_scores with three batch axes (d_k = 25)")
-
-
-_scaled_scores_hidden()
+_rng = np.random.default_rng(31)  # sizes all distinct; d_k = 16: √16 = 4 differs from 16 / 2 = 8
+for _batch, _T_q, _T_k, _d in [
+    ((), 5, 7, 16),
+    ((3,), 5, 7, 16),
+    ((2, 3), 5, 7, 16),
+    ((4,), 1, 1, 9),
+    ((2, 2, 3), 6, 4, 25),
+]:
+    _Qb, _Kb = _rng.standard_normal((*_batch, _T_q, _d)), _rng.standard_normal((*_batch, _T_k, _d))
+    _raw = torch.matmul(torch.from_numpy(_Qb), torch.from_numpy(_Kb).transpose(-1, -2)).numpy()  # reference
+    _wrong = _mistakes(_raw, _T_q, _T_k, _d)
+    _wrong["d_k was read from the first axis (len(Q)); use the last one, Q.shape[-1]."] = _raw / len(_Qb) ** 0.5
+    _what = f"scaled_scores for Q {_Qb.shape} and K {_Kb.shape}"
+    checks.expect_close(_batched(_Qb, _Kb), _raw / _d**0.5, _what, mistakes=_wrong)
 ### END HIDDEN TESTS
 checks.passed("scaled_scores")
 
@@ -624,7 +605,7 @@ for setting in ("unscaled", "scaled"):
     ax_c.plot(dims, p90_W[setting], **{**style, "ls": ":", "mfc": "none", "label": f"{setting}, 90th percentile"})
 ax_d.plot(dims, ratio_W, "o-", color=plots.color("unscaled"))
 ax_d.axhline(1, color=plots.color("theory"), lw=1)
-ax_d.text(2**10, 1.3, "above the line: larger without scaling", ha="right", fontsize=9, color=plots.TEXT)
+ax_d.text(1, 0.003, "above the line: larger without scaling\nbelow it: smaller", fontsize=9, color=plots.TEXT)
 for ax in axes.flat:
     ax.set_xscale("log", base=2)
 for ax in axes[1]:
