@@ -344,8 +344,8 @@ checks.passed("hard_lookup")
 #
 # $$\alpha_i = \frac{e^{s_i}}{\sum_{j=1}^{n} e^{s_j}}, \qquad \text{soft}(q) = \sum_{i=1}^{n} \alpha_i\, v_i = \alpha^\top V .$$
 #
-# The exponential makes every weight positive and turns *differences* of scores into *ratios* of
-# weights: $\alpha_i / \alpha_j = e^{s_i - s_j}$. (Lesson 4 makes softmax safe for huge scores; the
+# The exponential makes every weight positive (in exact arithmetic: see the end of this section) and turns
+# *differences* of scores into *ratios* of weights: $\alpha_i / \alpha_j = e^{s_i - s_j}$. (Lesson 4 makes softmax safe for huge scores; the
 # scores here are small, so the formula as written is fine.)
 #
 # This is exactly the operation at the heart of attention: the query scores every key, softmax turns
