@@ -100,8 +100,8 @@ for name, vec in others.items():
 ax.set_xlim(-1.7, 3.0)
 ax.set_ylim(-1.2, 2.1)
 ax.set_aspect("equal")
-ax.axhline(0, lw=0.5, color="grey")
-ax.axvline(0, lw=0.5, color="grey")
+ax.axhline(0, lw=0.5, color=plots.color("guide"))
+ax.axvline(0, lw=0.5, color=plots.color("guide"))
 ax.set_xlabel("dimension 1")
 ax.set_ylabel("dimension 2")
 ax.set_title(

@@ -112,6 +112,16 @@ claim("12", p90_W["unscaled"][i512] / p90_W["scaled"][i512])
 claim("0.94", gap_top)
 claim("8.7", gap_all)
 # --- section 6: training (settings first, so the prose describes the code that ran)
+_w = [torch.randn(3, 5, generator=torch.Generator().manual_seed(9), requires_grad=True) for _ in range(2)]
+_ref = [w.detach().clone().requires_grad_(True) for w in _w]
+_opt, _mom = torch.optim.Adam(_ref, lr=LR), [(torch.zeros_like(w), torch.zeros_like(w)) for w in _w]
+for _step in range(1, 4):  # the lesson's adam_step takes exactly torch.optim.Adam's steps
+    for params in (_w, _ref):
+        (params[0] ** 3 * params[1]).sum().backward()
+    adam_step(_w, _mom, _step)
+    _opt.step()
+    _opt.zero_grad()
+assert all(torch.allclose(a, b, atol=1e-7) for a, b in zip(_w, _ref)), "adam_step differs from torch.optim.Adam"
 claim("0.003", LR)
 claim("120", STEPS)
 claim("32", BATCH)
