@@ -653,6 +653,11 @@ print(
     f"\nAt d_k = 512 without scaling, the gap between a head's two best scores has a median of {gap_all:.1f} over "
     f"all heads, but of {gap_top:.2f} over the tenth of heads with the largest gradients: near-ties."
 )
+drop_b = jacobian["scaled"][i512] / jacobian["unscaled"][i512]  # how much (b) shrinks without scaling at 512
+print(
+    f"At d_k = 512, (b) is {drop_b:.0f} times smaller without scaling, (c) only {1 / ratio_W[i512]:.0f} times: "
+    f"a gap of {drop_b * ratio_W[i512]:.0f}, of the order of √512 = {512**0.5:.1f}."
+)
 
 # %% [markdown]
 # **Reading the figure, panel by panel** (every number is in the table).
@@ -667,6 +672,8 @@ print(
 # $q$ is $\sqrt{d_k}$ times larger without scaling, and this factor competes with the saturation of (b):
 # * for small heads the factor wins: at $d_k = 64$ the median unscaled gradient is 1.65 times the scaled one;
 # * from $d_k = 256$ on the saturation wins: at $d_k = 512$ the median unscaled gradient is 75 times smaller.
+#   That is far less than the 1000-fold drop of (b); the gap, 13-fold, is of the order of the chain rule's
+#   factor $\sqrt{512} \approx 22.6$.
 #
 # The dotted lines of (c) show a second effect: without scaling the gradient is *uneven* across heads. At
 # $d_k = 512$ its 90th percentile (20.4) is 12 times the scaled one (1.7), while the median head gets almost

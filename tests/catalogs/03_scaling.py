@@ -106,6 +106,9 @@ claim("1.65", ratio_W[i64])
 assert smaller_from == 256 and all(ratio_W[1:i256] > 1), "larger without scaling for 1 < d_k < 256, smaller from 256 on"
 assert ratio_W[i16] > 1, "at small d_k the unscaled gradient is the larger one"
 claim("75", 1 / ratio_W[i512])
+claim("1000", drop_b, tol=50)
+claim("13", drop_b * ratio_W[i512])
+claim("22.6", 512**0.5)
 claim("20.4", p90_W["unscaled"][i512])
 claim("1.7", p90_W["scaled"][i512])
 claim("12", p90_W["unscaled"][i512] / p90_W["scaled"][i512])
