@@ -125,8 +125,6 @@ def test_every_figure_has_alt_text_in_the_page(solved):
 
 # Lessons whose figures are being restacked (issue 24); the lead removes each as its lesson lands.
 WIDE_FIGURES_TO_RESTACK = {
-    "02_dot_product",
-    "03_scaling",
     "04_softmax",
     "05_qkv_projections",
     "06_multi_head",
@@ -221,8 +219,6 @@ def test_figures_reach_every_reader_in_jupyterlab_and_html(solved, reading_lab, 
 CLAIMS_TO_WRITE = {
     "00_pytorch_primer",
     "01_why_attention",
-    "02_dot_product",
-    "03_scaling",
     "04_softmax",
     "05_qkv_projections",
     "06_multi_head",

@@ -28,7 +28,9 @@
 # 2. explain what the dot product rewards besides direction (length), how cosine similarity differs, and
 #    why the length of the query works as a sharpness knob (an inverse temperature);
 # 3. implement a *hard* lookup (take the best match) and a *soft* lookup (blend all values, weighted by softmax);
-# 4. explain with a measurement why neural networks use the soft version.
+# 4. explain with a measurement why neural networks use the soft version;
+# 5. implement kernel regression with a Gaussian kernel, and say when it is exactly dot-product attention and how
+#    it relates to the length of the keys and to QK-norm.
 #
 # **You need** from lesson 1: the idea that attention mixes information from all tokens at once. From
 # `00_pytorch_primer`: arrays with shapes, and the matrix product `@` (numpy's arrays, used here, behave
@@ -75,25 +77,40 @@ others = {
     "orthogonal": np.array([-0.5, 1.0]),
     "opposite": np.array([-1.0, -0.5]),
 }
+label_at = {  # where each key's label goes, clear of every arrow
+    "same direction": ((2.05, 1.05), "left", "bottom"),
+    "a bit off": ((1.05, 1.55), "left", "bottom"),
+    "orthogonal": ((-0.55, 1.05), "right", "bottom"),
+    "opposite": ((-1.05, -0.6), "left", "top"),
+}
 
-fig, ax = plt.subplots(figsize=(5.6, 4.4))
-for (name, vec), colour in zip(others.items(), plots.COLORS):
-    ax.annotate("", xy=vec, xytext=(0, 0), arrowprops=dict(arrowstyle="->", lw=1.8, color=colour))
-    ax.text(vec[0] + 0.05, vec[1] + 0.05, f"{name}\nq·k = {reference @ vec:+.2f}", color=colour, fontsize=9)
-ax.annotate("", xy=reference, xytext=(0, 0), arrowprops=dict(arrowstyle="->", lw=3, color="black"))
-ax.text(reference[0] + 0.05, reference[1] - 0.25, "query q", fontsize=10)
-ax.set_xlim(-1.6, 3.0)
+fig, ax = plt.subplots(figsize=(5.8, 4.4))
+# the query: a wide outlined arrow underneath, so the key that points the same way stays visible on top of it
+ax.annotate(
+    "",
+    xy=reference,
+    xytext=(0, 0),
+    arrowprops=dict(arrowstyle="simple,head_width=1.2,head_length=1", mutation_scale=14, fc="#D9D9D9", ec=plots.TEXT),
+)
+ax.text(reference[0] + 0.1, reference[1] - 0.3, "query q\n(wide grey arrow)", fontsize=10, color=plots.TEXT)
+for name, vec in others.items():
+    ax.annotate("", xy=vec, xytext=(0, 0), arrowprops=dict(arrowstyle="-|>", lw=2, color=plots.color("data")))
+    (x, y), ha, va = label_at[name]
+    ax.text(x, y, f"{name}\nq·k = {reference @ vec:+.2f}", ha=ha, va=va, fontsize=9, color=plots.TEXT)
+ax.set_xlim(-1.7, 3.0)
 ax.set_ylim(-1.2, 2.1)
 ax.set_aspect("equal")
-ax.axhline(0, lw=0.5, color="grey")
-ax.axvline(0, lw=0.5, color="grey")
+ax.axhline(0, lw=0.5, color=plots.color("guide"))
+ax.axvline(0, lw=0.5, color=plots.color("guide"))
 ax.set_xlabel("dimension 1")
 ax.set_ylabel("dimension 2")
-ax.set_title("Dot products of the query q = (1, 0.5) with four keys (d = 2)")
+ax.set_title(
+    "q = (1, 0.5) against four keys (green): the score is largest\nfor the same direction, 0 orthogonal, negative opposite"
+)
 plots.show(
     fig,
     name="02_arrows",
-    alt="Arrows in the plane: the query q = (1, 0.5) in black and four keys. "
+    alt="Arrows in the plane: the query q = (1, 0.5) as a wide grey arrow and four keys as green arrows. "
     + "; ".join(f"{name} {tuple(vec.tolist())}: q·k = {reference @ vec:+.2f}" for name, vec in others.items())
     + ". The score is largest for the key pointing the same way, 0 for the orthogonal one, "
     "negative for the opposite one.",
@@ -111,10 +128,23 @@ plots.show(
 #
 # The same code should handle both cases, without loops.
 #
-# <details><summary>Hint</summary>
+# <details><summary>Hint 1: the idea</summary>
 #
-# The matrix product `@` treats a 1-D array on its left like a single row, and a 2-D array row by row.
-# Which matrix has to stand on its right so that column $i$ of the result belongs to key $i$?
+# Every score is a dot product of a query with a key, and a matrix product computes many dot products at once:
+# entry $(j, i)$ of $AB$ is row $j$ of $A$ times column $i$ of $B$. So the keys must become the *columns* of the
+# matrix on the right.
+# </details>
+#
+# <details><summary>Hint 2: a first step</summary>
+#
+# For `K` of shape `(4, 2)` (4 keys of size 2), the keys as columns form a `(2, 4)` array. A query of shape
+# `(2,)` times a `(2, 4)` array gives shape `(4,)`; three queries, shape `(3, 2)`, give `(3, 4)`.
+# </details>
+#
+# <details><summary>Hint 3: the calls</summary>
+#
+# `K.T` is the transpose of a 2-D array; `@` is the matrix product, and it treats a 1-D array on its left
+# like a single row.
 # </details>
 
 
@@ -127,62 +157,33 @@ def dot_scores(q, K):
 
 
 # %% tests="dot-scores-tests" points=2
-_q = np.array([1.0, 2.0])
 _K = np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0], [-1.0, 0.0]])  # n = 4 keys of size d = 2
-# by hand: [1·1 + 2·0, 1·0 + 2·1, 1·1 + 2·1, -1·1 + 0·2] = [1, 2, 3, -1]
-_mistakes = {
-    "these are cosine similarities: the dot product is not divided by the lengths.": [
-        1 / 5**0.5,
-        2 / 5**0.5,
-        3 / 10**0.5,
-        -1 / 5**0.5,
-    ],
-    "these are the scores divided by d (a mean of the products); the dot product is their sum.": [0.5, 1.0, 1.5, -0.5],
-}
-checks.expect_close(
-    checks.call(dot_scores, _q, _K), [1.0, 2.0, 3.0, -1.0], "dot_scores on the worked example", mistakes=_mistakes
-)
 _Q = np.array([[1.0, 2.0], [0.0, 1.0], [1.0, -1.0]])  # m = 3 queries
-_S = [
-    [1.0, 2.0, 3.0, -1.0],  # row j: query j against the 4 keys
-    [0.0, 1.0, 1.0, 0.0],
-    [1.0, -1.0, 0.0, -1.0],
-]
-checks.expect_close(
-    dot_scores(_Q, _K),
-    _S,
-    "dot_scores for 3 queries against 4 keys",
-    mistakes={
-        "the result is transposed: row j must hold query j's scores against every key (shape (m, n)).": np.transpose(_S)
-    },
-)
+_S = np.array([[1.0, 2.0, 3.0, -1.0], [0.0, 1.0, 1.0, 0.0], [1.0, -1.0, 0.0, -1.0]])  # by hand: row j = query j
 
 
-### BEGIN HIDDEN TESTS
-def _dot_scores_hidden():
-    rng = np.random.default_rng(21)
-    m, n, d = 3, 7, 5  # all sizes distinct
-    Q, K = rng.standard_normal((m, d)), rng.standard_normal((n, d))
-    want = torch.nn.functional.linear(torch.from_numpy(Q), torch.from_numpy(K)).numpy()  # Q K^T, by torch
-    norms = np.linalg.norm(Q, axis=1)[:, None] * np.linalg.norm(K, axis=1)[None]
-    mistakes = {
-        "these are cosine similarities: the dot product is not divided by the lengths.": want / norms,
-        "the result is transposed: row j must hold query j's scores against every key (q @ K.T, shape (m, n)).": want.T,
-        "these are (negative) distances, not dot products.": -np.linalg.norm(Q[:, None] - K[None], axis=-1),
-        "these are the scores divided by d (a mean of the products); the dot product is their sum.": want / d,
+def _dot_mistakes(Q, K, S):  # what known mistakes return, given the right scores S
+    return {
+        "these are cosine similarities: the dot product is not divided by the lengths.": S
+        / (np.linalg.norm(Q, axis=-1)[..., None] * np.linalg.norm(K, axis=-1)),
+        "these are the scores divided by d (a mean of the products); the dot product is their sum.": S / K.shape[1],
+        "these are (negative) distances, not dot products.": -np.linalg.norm(Q[..., None, :] - K, axis=-1),
+        "the result is transposed: row j must hold query j's scores against every key (shape (m, n)).": S.T,
     }
-    checks.expect_close(dot_scores(Q, K), want, "dot_scores for a batch of queries", mistakes=mistakes)
-    checks.expect_close(
-        dot_scores(Q[1], K),
-        want[1],
-        "dot_scores for one query",
-        mistakes={k: v[1] if v.shape == want.shape else v[:, 1] for k, v in mistakes.items()},
-    )
-    one_key = dot_scores(Q, K[:1])  # n = 1: still one column per key
-    checks.expect_close(one_key, want[:, :1], "dot_scores against a single key (n = 1, shape (m, 1))")
 
 
-_dot_scores_hidden()
+_got = checks.call(dot_scores, _Q[0], _K)
+checks.expect_close(_got, _S[0], "dot_scores for one query", mistakes=_dot_mistakes(_Q[0], _K, _S[0]))
+checks.expect_close(dot_scores(_Q, _K), _S, "dot_scores for 3 queries, 4 keys", mistakes=_dot_mistakes(_Q, _K, _S))
+### BEGIN HIDDEN TESTS
+_rng = np.random.default_rng(21)
+_Qh, _Kh = _rng.standard_normal((3, 5)), _rng.standard_normal((7, 5))  # m = 3, n = 7, d = 5: all sizes distinct
+_Sh = torch.nn.functional.linear(torch.from_numpy(_Qh), torch.from_numpy(_Kh)).numpy()  # Q Kᵀ, by torch
+_what = "dot_scores for a batch of queries"
+checks.expect_close(dot_scores(_Qh, _Kh), _Sh, _what, mistakes=_dot_mistakes(_Qh, _Kh, _Sh))
+_got = dot_scores(_Qh[1], _Kh)
+checks.expect_close(_got, _Sh[1], "dot_scores for one query", mistakes=_dot_mistakes(_Qh[1], _Kh, _Sh[1]))
+checks.expect_close(dot_scores(_Qh, _Kh[:1]), _Sh[:, :1], "dot_scores against a single key (n = 1, shape (m, 1))")
 ### END HIDDEN TESTS
 checks.passed("dot_scores")
 
@@ -239,7 +240,7 @@ with ac.student_code("dot_scores"):
 # no information at all. For a *soft* lookup (section 4), it does: the weights there depend on the
 # *differences* between scores, and those grow with $c$. A longer query makes the lookup more decisive,
 # a shorter one spreads it out. The query's length is a sharpness knob, an **inverse temperature**:
-# scaling $q$ by $c$ has the same effect as dividing every score by a temperature $T = 1/c$, the knob
+# scaling $q$ by $c$ has the same effect as dividing every score by a temperature $\tau = 1/c$, the knob
 # lesson 4 studies. Section 4 measures it.
 #
 # So attention keeps the plain dot product rather than the cosine. It is cheap: one matrix product scores
@@ -272,11 +273,23 @@ with ac.student_code("dot_scores"):
 #
 # Implement `hard_lookup(q, K, V)` for one query `q` of shape `(d,)`, keys `K` of shape `(n, d)` and
 # values `V` of shape `(n, d_v)` (row $i$ is the value of key $i$). Return the **value row** of the
-# best-scoring key: one array of shape `(d_v,)` — not its index, not its score, not a tuple.
+# best-scoring key (the largest score, even when every score is negative): one array of shape `(d_v,)` —
+# not its index, not its score, not a tuple.
 #
-# <details><summary>Hint</summary>
+# <details><summary>Hint 1: the idea</summary>
 #
-# `np.argmax` returns the position of the largest entry of an array; that position picks a row of `V`.
+# Two steps: find *which* key scores highest, then use that position to pick the matching row of `V`.
+# </details>
+#
+# <details><summary>Hint 2: a first step</summary>
+#
+# The scores of one query against all keys are `K @ q`, shape `(n,)`. Their best position is a single integer
+# $i$; `V[i]` is then a row of shape `(d_v,)`.
+# </details>
+#
+# <details><summary>Hint 3: the calls</summary>
+#
+# `np.argmax(a)` returns the position of the largest entry of `a` (not the entry itself).
 # </details>
 
 
@@ -289,79 +302,37 @@ def hard_lookup(q, K, V):
 
 
 # %% tests="hard-lookup-tests" points=2
-_K2 = np.array([[1.0, 0.0], [0.0, 1.0], [-1.0, 0.0]])  # n = 3 keys, d = 2
-_V2 = np.array(
-    [[10.0, 11.0, 12.0, 13.0], [20.0, 21.0, 22.0, 23.0], [30.0, 31.0, 32.0, 33.0]]
-)  # d_v = 4: row i is the value of key i
-_got = checks.call(hard_lookup, np.array([0.2, 0.9]), _K2, _V2)  # scores [0.2, 0.9, -0.2]: key 1 wins
-checks.expect(
-    not isinstance(_got, (tuple, list)),
-    f"hard_lookup should return only the value row V[i] (shape (4,)), not a pair or list: got {_got!r}.",
-)
-checks.expect(
-    np.ndim(_got) == 1,
-    f"hard_lookup should return the value row V[i] (shape (4,)), not {_got!r}: "
-    "return the value, not the index or the score.",
-)
-checks.expect_no_mistake(
-    _got,
-    "hard_lookup on the worked example",
-    mistakes={
-        "this returns the key row K[i]; return the value row V[i].": _K2[1],
-        "this is column i of V; the value of key i is row i of V.": _V2[:, 1],
-        "this is the value of the *worst* key: use the largest score, not the smallest.": _V2[2],
-    },
-)
-checks.expect_close(_got, [20.0, 21.0, 22.0, 23.0], "hard_lookup on the worked example")
-
-
-### BEGIN HIDDEN TESTS
-def _hard_lookup_hidden():
-    rng = np.random.default_rng(22)
-    n, d, d_v = 9, 4, 6
-    K, V = rng.standard_normal((n, d)), rng.standard_normal((n, d_v))
-    for trial in range(5):
-        q = rng.standard_normal(d)
-        scores = torch.nn.functional.linear(torch.from_numpy(q), torch.from_numpy(K))
-        best, worst = int(torch.argmax(scores)), int(torch.argmin(scores))
-        got = hard_lookup(q, K, V)
-        checks.expect(not isinstance(got, (tuple, list)), "hard_lookup should return only the value row V[i].")
-        checks.expect(np.ndim(got) == 1, "hard_lookup should return the value row V[i], not the index or the score.")
-        checks.expect_no_mistake(
-            got,
-            f"hard_lookup (trial {trial})",
-            mistakes={
-                "this returns the key row K[i]; return the value row V[i].": K[best],
-                "this is column i of V; the value of key i is row i of V.": V[:, best]
-                if best < d_v
-                else np.full(n, np.nan),
-            },
-        )
-        mistakes = {
-            "this is the value of the *worst* key: use the largest score, not the smallest.": V[worst],
-            "this ranks by cosine similarity; rank by the plain dot product.": V[
-                int(np.argmax(K @ q / np.linalg.norm(K, axis=1)))
-            ],
-        }
-        if np.argmax(K @ q / np.linalg.norm(K, axis=1)) == best:
-            del mistakes["this ranks by cosine similarity; rank by the plain dot product."]
-        checks.expect_close(got, V[best], f"hard_lookup (trial {trial})", mistakes=mistakes)
-    # all scores negative: the best key is still the largest score, not the largest |score|
-    q = -np.abs(rng.standard_normal(d))
-    Kp = np.abs(K)
-    s = Kp @ q
-    checks.expect_close(
-        hard_lookup(q, Kp, V),
-        V[int(np.argmax(s))],
-        "hard_lookup when every score is negative",
-        mistakes={"this picks the largest |score|; pick the largest score.": V[int(np.argmax(np.abs(s)))]},
+def _check_hard(q, K, V, what):
+    scores = (torch.from_numpy(K) @ torch.from_numpy(q)).numpy()  # reference scores, by torch
+    best, d_v = int(np.argmax(scores)), V.shape[1]
+    got = checks.call(hard_lookup, q, K, V)
+    checks.expect(
+        not isinstance(got, (tuple, list)) and np.ndim(got) == 1,
+        f"{what}: return the value row V[i], shape ({d_v},) — not the index or the score, and not a pair: got {got!r}.",
     )
+    mistakes = {
+        "this returns the key row K[i]; return the value row V[i].": K[best],
+        "this is column i of V; the value of key i is row i of V.": V[:, best] if best < d_v else np.nan,
+        "this is the value of the *worst* key: use the largest score, not the smallest.": V[np.argmin(scores)],
+        "this picks the largest |score|; pick the largest score.": V[np.argmax(np.abs(scores))],
+        "this ranks by cosine similarity; rank by the plain dot product.": V[
+            np.argmax(scores / np.linalg.norm(K, axis=1))
+        ],
+    }
+    checks.expect_close(got, V[best], what, mistakes=mistakes)
 
 
-_hard_lookup_hidden()
+_K2 = np.array([[1.0, 0.0], [0.0, 1.0], [-1.0, 0.0]])  # n = 3 keys, d = 2
+_V2 = np.array([[10.0, 11.0, 12.0, 13.0], [20.0, 21.0, 22.0, 23.0], [30.0, 31.0, 32.0, 33.0]])  # d_v = 4: row i
+_check_hard(np.array([0.2, 0.9]), _K2, _V2, "hard_lookup on the worked example")  # scores [0.2, 0.9, -0.2]: key 1
+### BEGIN HIDDEN TESTS
+_rng = np.random.default_rng(22)
+_Kh, _Vh = _rng.standard_normal((9, 4)), _rng.standard_normal((9, 6))  # n = 9, d = 4, d_v = 6
+for _trial in range(5):
+    _check_hard(_rng.standard_normal(4), _Kh, _Vh, f"hard_lookup (trial {_trial})")
+_check_hard(-np.abs(_rng.standard_normal(4)), np.abs(_Kh), _Vh, "hard_lookup when every score is negative")
 ### END HIDDEN TESTS
 checks.passed("hard_lookup")
-
 
 # %% [markdown]
 # ## 4. Soft lookup: blend everything, weighted by relevance
@@ -373,8 +344,8 @@ checks.passed("hard_lookup")
 #
 # $$\alpha_i = \frac{e^{s_i}}{\sum_{j=1}^{n} e^{s_j}}, \qquad \text{soft}(q) = \sum_{i=1}^{n} \alpha_i\, v_i = \alpha^\top V .$$
 #
-# The exponential makes every weight positive and turns *differences* of scores into *ratios* of
-# weights: $\alpha_i / \alpha_j = e^{s_i - s_j}$. (Lesson 4 makes softmax safe for huge scores; the
+# The exponential makes every weight positive (in exact arithmetic: see the end of this section) and turns
+# *differences* of scores into *ratios* of weights: $\alpha_i / \alpha_j = e^{s_i - s_j}$. (Lesson 4 makes softmax safe for huge scores; the
 # scores here are small, so the formula as written is fine.)
 #
 # This is exactly the operation at the heart of attention: the query scores every key, softmax turns
@@ -386,9 +357,22 @@ checks.passed("hard_lookup")
 # values `V` of shape `(n, d_v)`. Return a pair **in this order**: `(output, weights)`, where `weights`
 # has shape `(n,)` (the $\alpha_i$, one per key) and `output` has shape `(d_v,)` (the blend of the values).
 #
-# <details><summary>Hint</summary>
+# <details><summary>Hint 1: the idea</summary>
 #
-# `np.exp` works entry by entry. A weighted sum of the rows of `V` is a vector–matrix product.
+# Three steps, each one line: the scores (as in `hard_lookup`), the weights (the softmax formula above), and
+# the blend, in which row $i$ of `V` counts with weight $\alpha_i$.
+# </details>
+#
+# <details><summary>Hint 2: a first step</summary>
+#
+# With `e = np.exp(scores)` (shape `(n,)`), the weights are `e` divided by one number, the sum of all its
+# entries. A weighted sum of the rows of `V` is a vector–matrix product: `(n,)` times `(n, d_v)` gives `(d_v,)`.
+# </details>
+#
+# <details><summary>Hint 3: the calls</summary>
+#
+# `np.exp` works entry by entry; `e.sum()` adds all entries; `weights @ V` blends the rows of `V`;
+# `return output, weights` returns the pair.
 # </details>
 
 
@@ -403,97 +387,33 @@ def soft_lookup(q, K, V):
 
 
 # %% tests="soft-lookup-tests" points=3
-# Worked example: the keys and values of the hard-lookup check, query (1, 0): scores [1, 0, -1].
-_res = checks.call(soft_lookup, np.array([1.0, 0.0]), _K2, _V2)
-checks.expect(isinstance(_res, (tuple, list)) and len(_res) == 2, "soft_lookup should return a pair (output, weights).")
-_out, _w = _res
-checks.expect(
-    not (np.shape(_out) == (3,) and np.shape(_w) == (4,)),
-    "the pair is in the wrong order: you returned (weights, output); return (output, weights), "
-    "the blended value first.",
-)
-checks.expect_shape(_w, (3,), "weights (one per key)")
-checks.expect_shape(_out, (4,), "output (one entry per value dimension, d_v = 4)")
-_e = np.exp([1.0, 0.0, -1.0])
-_want_w = _e / _e.sum()  # [e, 1, 1/e] / (e + 1 + 1/e)
-checks.expect_no_mistake(
-    _w,
-    "weights on the worked example",
-    mistakes={
-        "the weights favour the worst matches: use exp(+score), not exp(-score).": _want_w[::-1],
-        "the weights are all equal: they must depend on the scores.": np.full(3, 1 / 3),
-        "the weights do not sum to 1: divide the exponentials by their sum.": _e,
-    },
-)
-checks.expect(
-    bool(np.all(np.isfinite(_w))),
-    "the weights contain NaN or inf: the raw scores here sum to 0, so "
-    "dividing them by their sum fails: exponentiate first.",
-)
-checks.expect(abs(float(np.sum(_w)) - 1) < 1e-6, f"the weights should sum to 1, they sum to {float(np.sum(_w)):.4f}.")
-checks.expect(bool(np.all(np.asarray(_w) > 0)), "every weight should be positive (softmax never gives exactly 0).")
-checks.expect_close(_w, _want_w, "weights on the worked example")
-checks.expect_close(
-    _out,
-    _want_w @ _V2,
-    "output on the worked example",
-    mistakes={
-        "the output sums the values without the weights.": _V2.sum(0),
-    },
-)
+def _check_soft(q, K, V, what):
+    s = torch.from_numpy(K) @ torch.from_numpy(q)
+    want, s = torch.softmax(s, dim=-1).numpy(), s.numpy()  # reference weights: torch's softmax
+    res = checks.call(soft_lookup, q, K, V)
+    out, w = checks.output_and_weights(res, what, d_v=V.shape[1], T_k=len(K), fn="soft_lookup")
+    wrong_weights = {
+        "the weights do not sum to 1: divide the exponentials by their sum.": np.exp(s),
+        "the weights are the raw scores divided by their sum: exponentiate first.": s / s.sum(),
+        "the weights favour the worst matches: use exp(+score), not exp(-score).": np.exp(-s) / np.exp(-s).sum(),
+        "the weights are all equal: they must depend on the scores.": np.full(len(K), 1 / len(K)),
+        "these are the raw scores: the weights are their softmax, and sum to 1.": s,
+    }
+    checks.expect_close(w, want, f"{what}: the weights", mistakes=wrong_weights)
+    wrong_output = {"the output sums the values without the weights.": V.sum(0)}
+    if K.shape == V.shape:  # only then is a blend of the keys recognisable
+        wrong_output["the output blends the keys; blend the values V."] = want @ K
+    checks.expect_close(out, want @ V, f"{what}: the output", mistakes=wrong_output)
 
 
+# worked example: the keys and values of the hard-lookup check, query (1, 0.5): scores [1, 0.5, -1]
+_check_soft(np.array([1.0, 0.5]), _K2, _V2, "soft_lookup on the worked example")
 ### BEGIN HIDDEN TESTS
-def _soft_lookup_hidden():
-    rng = np.random.default_rng(23)
-    n, d, d_v = 8, 5, 3
-    K, V, q = rng.standard_normal((n, d)), rng.standard_normal((n, d_v)), rng.standard_normal(d)
-    scores = torch.nn.functional.linear(torch.from_numpy(q), torch.from_numpy(K))
-    weights = torch.softmax(scores, dim=-1).numpy()  # reference: torch's softmax
-    s = scores.numpy()
-    res = soft_lookup(q, K, V)
-    checks.expect(
-        isinstance(res, (tuple, list)) and len(res) == 2, "soft_lookup should return a pair (output, weights)."
-    )
-    out, w = res
-    checks.expect(
-        not (np.shape(out) == (n,) and np.shape(w) == (d_v,)),
-        "the pair is in the wrong order: you returned (weights, output); return (output, weights).",
-    )
-    checks.expect_close(
-        w,
-        weights,
-        "soft_lookup weights",
-        mistakes={
-            "the weights do not sum to 1: divide the exponentials by their sum.": np.exp(s),
-            "the weights are the raw scores divided by their sum: exponentiate first.": s / s.sum(),
-            "the weights favour the worst matches: use exp(+score), not exp(-score).": np.exp(-s) / np.exp(-s).sum(),
-            "the weights are all equal: they must depend on the scores.": np.full(n, 1 / n),
-        },
-    )
-    checks.expect_close(
-        out,
-        weights @ V,
-        "soft_lookup output",
-        mistakes={
-            "the output sums the values without the weights.": V.sum(0),
-        },
-    )
-    # d_v = d: blending the keys instead of the values is now recognisable
-    V2 = rng.standard_normal((n, d))
-    out2, _ = soft_lookup(q, K, V2)
-    checks.expect_close(
-        out2,
-        weights @ V2,
-        "soft_lookup output with d_v = d",
-        mistakes={"the output blends the keys; blend the values V.": weights @ K},
-    )
-    # a longer query: the same keys, scores 3 times larger, sharper weights
-    _, w3 = soft_lookup(3 * q, K, V)
-    checks.expect_close(w3, torch.softmax(3 * scores, dim=-1).numpy(), "soft_lookup weights for the query 3q")
-
-
-_soft_lookup_hidden()
+_rng = np.random.default_rng(23)
+_Kh, _Vh, _qh = _rng.standard_normal((8, 5)), _rng.standard_normal((8, 3)), _rng.standard_normal(5)
+_check_soft(_qh, _Kh, _Vh, "soft_lookup (n = 8, d = 5, d_v = 3)")
+_check_soft(3 * _qh, _Kh, _Vh, "soft_lookup for the query 3q (sharper weights)")
+_check_soft(_qh, _Kh, _rng.standard_normal((8, 5)), "soft_lookup with d_v = d")
 ### END HIDDEN TESTS
 checks.passed("soft_lookup")
 
@@ -516,25 +436,203 @@ with ac.student_code("soft_lookup"):
 
 # %%
 with ac.student_code("soft_lookup"):
-    print(f"{'c':>5}  {'‖c·q‖':>6}  {'T = 1/c':>7}  {'largest weight':>14}  {'smallest weight':>15}  on")
+    print(f"{'c':>5}  {'‖c·q‖':>6}  {'τ = 1/c':>7}  {'largest weight':>14}  {'smallest weight':>15}  on")
     for c in (0.25, 1.0, 4.0, 16.0):
         _, weights_c = soft_lookup(c * q_videos, K_videos, V_videos)
         print(
             f"{c:5.2f}  {np.linalg.norm(c * q_videos):6.2f}  {1 / c:7.3g}  {weights_c.max():14.3f}  "
-            f"{weights_c.min():15.4f}  {titles[int(np.argmax(weights_c))]}"
+            f"{weights_c.min():15.1e}  {titles[int(np.argmax(weights_c))]}"
         )
     print(f"(uniform over the {len(titles)} videos would be {1 / len(titles):.3f} each)")
-
 
 # %% [markdown]
 # The same direction, four lengths: at $c = 0.25$ the weights are close to uniform (0.114 at most, against
 # 0.091 for uniform), at $c = 16$ the best video takes more than half of the weight, and the winner never
-# changes. Multiplying the query by $c$ is the
-# same as dividing the scores by a **temperature** $T = 1/c$; lesson 4 gives the temperature its own
-# knob and measures it with entropy.
+# changes. Multiplying the query by $c$ is the same as dividing the scores by a **temperature** $\tau = 1/c$;
+# lesson 4 gives the temperature its own knob and measures it with entropy.
+#
+# **Is a weight ever exactly 0?** In exact arithmetic, never: $e^{s}$ is positive for every $s$. At $c = 16$ the
+# smallest weight is tiny but positive (printed). A computer, though, stores $e^{s}$ as a floating-point number,
+# and below some $s$ the nearest such number is 0: the exponential **underflows**. The cell below finds where.
+# In a softmax computed as lesson 4 will (subtracting the largest score first), a key whose score is more than
+# about 745 below the best gets a weight of exactly 0 in float64, the precision numpy uses here, and more than
+# about 104 below in float32, PyTorch's default.
+
+# %%
+for dtype in (np.float64, np.float32):
+    s = np.arange(0, 1000, dtype=dtype)  # 0, 1, 2, … : find the first s with exp(-s) == 0
+    first_zero = int(s[np.exp(-s) == 0][0])
+    print(f"{np.dtype(dtype).name}: exp(-{first_zero - 1}) = {np.exp(-s[first_zero - 1]):.1e}, exp(-{first_zero}) = 0")
+scores_far = np.array([0.0, -10.0, -800.0])  # the third key scores 800 below the best
+shifted = np.exp(scores_far - scores_far.max())
+print(f"softmax of {scores_far} in float64: {shifted / shifted.sum()}; the third weight is exactly 0: "
+      f"{(shifted / shifted.sum())[2] == 0}")  # fmt: skip
 
 # %% [markdown]
-# ## 5. Experiment: why networks use the soft version
+# ## 5. A second road to the same formula: kernel regression
+#
+# Statisticians found the soft lookup decades before Transformers, from another direction. You have examples
+# $(k_i, v_i)$, inputs and the values observed there, and want to guess the value at a new input $q$.
+# **Kernel regression** (Nadaraya and Watson, 1964) averages the $v_i$, weighting each by how *close* $k_i$ is
+# to $q$:
+#
+# $$\hat v(q) = \sum_i \alpha_i v_i, \qquad
+#   \alpha_i = \frac{\exp\!\big(-\lVert q-k_i\rVert^2/2\sigma^2\big)}{\sum_j \exp\!\big(-\lVert q-k_j\rVert^2/2\sigma^2\big)} .$$
+#
+# The bell-shaped weight $\exp(-\lVert q-k\rVert^2/2\sigma^2)$ is the *Gaussian kernel*; its width $\sigma$, the
+# *bandwidth*, says how far "close" reaches. Look at the formula as a softmax: the weights are exactly
+# $\operatorname{softmax}(s)$ with scores $s_i = -\lVert q-k_i\rVert^2/2\sigma^2$. Kernel regression *is* a soft
+# lookup, with minus a squared distance as the score. Now expand the square,
+# $\lVert q-k\rVert^2 = \lVert q\rVert^2 - 2\,q\cdot k + \lVert k\rVert^2$:
+#
+# $$s_i = \frac{q\cdot k_i}{\sigma^2} \;-\; \frac{\lVert q\rVert^2}{2\sigma^2} \;-\; \frac{\lVert k_i\rVert^2}{2\sigma^2} .$$
+#
+# * The $\lVert q\rVert^2$ term is the same for every key, and adding the same number to every score does not
+#   change a softmax ($e^{s_i + a} = e^a e^{s_i}$, and $e^a$ cancels). It drops out.
+# * **If all keys have the same length**, the $\lVert k_i\rVert^2$ term is the same for every key too, and drops
+#   out as well. What is left is $q\cdot k_i/\sigma^2$: **dot-product attention with inverse temperature
+#   $1/\sigma^2$** (temperature $\tau = \sigma^2$). A narrow kernel is a sharp, nearly hard lookup; a wide one
+#   averages broadly.
+# * **If the keys have different lengths**, the two differ by $-\lVert k_i\rVert^2/2\sigma^2$, a penalty on long keys.
+#   That is the opposite of the dot product's long-key bias of section 2, where "Top 100 viral moments", a long
+#   key at a poor angle, ranked near the top (measured below).
+#
+# **QK-norm.** Some Transformers remove the lengths on purpose. QK-norm (Henry et al., 2020) scales every query
+# and key to length 1 and multiplies their dot product by a learned number $g$: the score is $g\cos\theta$,
+# cosine similarity with a learned inverse temperature. For vectors of length 1,
+# $\lVert \hat q-\hat k\rVert^2 = 2 - 2\cos\theta$, so a Gaussian kernel on the normalised vectors gives exactly
+# QK-norm's weights, with $g = 1/\sigma^2$. Both length effects of section 2 are gone: a long key can no longer win
+# at a poor angle, and the query's length no longer sets the sharpness. The sharpness becomes one learned
+# number, the kernel's $1/\sigma^2$.
+#
+# ### Exercise 2.4 — kernel lookup (3 points)
+#
+# Implement `kernel_lookup(q, K, V, sigma)`: kernel regression with a Gaussian kernel, for one query `q` of shape
+# `(d,)`, keys `K` of shape `(n, d)`, values `V` of shape `(n, d_v)` and a bandwidth `sigma > 0`. Return the pair
+# `(output, weights)`, output first as in `soft_lookup`: `weights` of shape `(n,)` are the $\alpha_i$ of the
+# formula above, `output` of shape `(d_v,)` is $\sum_i \alpha_i v_i$.
+#
+# One requirement beyond the formula: the weights must stay finite and sum to 1 even when **every** key is far
+# from the query compared with `sigma`. Then every $\exp(-\lVert q-k_i\rVert^2/2\sigma^2)$ underflows to exactly 0
+# (section 4), and the formula as written divides 0 by 0. Since adding the same number to every score does not
+# change a softmax, there is a way around it (Hint 2).
+#
+# <details><summary>Hint 1: the idea</summary>
+#
+# First one score per key, $s_i = -\lVert q-k_i\rVert^2/2\sigma^2$; then proceed as in `soft_lookup`: the weights
+# are the softmax of the scores, the output the blend of the values.
+# </details>
+#
+# <details><summary>Hint 2: a first step</summary>
+#
+# `q - K` has shape `(n, d)`, one row per key (numpy repeats `q` for every row); square it and add up each row to
+# get the `n` squared distances. Before exponentiating, subtract the largest score from every score: the best key
+# then gets $e^0 = 1$, so the sum of the exponentials is at least 1 and never 0.
+# </details>
+#
+# <details><summary>Hint 3: the calls</summary>
+#
+# `np.sum(x, axis=1)` adds up each row; `s.max()` is the largest score; `np.exp`, `.sum()` and `weights @ V` as in
+# `soft_lookup`.
+# </details>
+
+
+# %% answer="kernel-lookup"
+def kernel_lookup(q, K, V, sigma):
+    """Gaussian-kernel (Nadaraya–Watson) average of the values. q: (d,), K: (n, d), V: (n, d_v), sigma > 0
+    -> (output (d_v,), weights (n,))"""
+    ### BEGIN SOLUTION
+    scores = -np.sum((q - K) ** 2, axis=1) / (2 * sigma**2)
+    e = np.exp(scores - scores.max())
+    weights = e / e.sum()
+    return weights @ V, weights
+    ### END SOLUTION
+
+
+# %% tests="kernel-lookup-tests" points=3
+def _check_kernel(q, K, V, sigma, what):
+    d2 = torch.cdist(torch.from_numpy(q)[None], torch.from_numpy(K))[0].numpy() ** 2  # squared distances, by torch
+    want = torch.softmax(torch.from_numpy(-d2 / (2 * sigma**2)), dim=-1).numpy()  # reference weights
+    res = checks.call(_kernel, q, K, V, sigma)
+    out, w = checks.output_and_weights(res, what, d_v=V.shape[1], T_k=len(K), fn="kernel_lookup")
+    checks.expect_finite(w, f"{what}: the weights", "Every exp(score) underflowed to 0: subtract the largest score.")
+    scores = {  # the scores that known mistakes use in place of −‖q − k‖² / 2σ²
+        "these are dot-product weights, softmax(q·k / σ²): the kernel's score is −‖q − k‖² / 2σ².": K @ q / sigma**2,
+        "the 2 is missing: the score is −‖q − k‖² / (2σ²), not −‖q − k‖² / σ².": -d2 / sigma**2,
+        "σ is not squared: the score is −‖q − k‖² / (2σ²).": -d2 / (2 * sigma),
+        "the distance is not squared: the score is −‖q − k‖² / 2σ².": -(d2**0.5) / (2 * sigma**2),
+        "the sign is wrong: the closest key must get the largest weight.": d2 / (2 * sigma**2),
+    }
+    wrong = {mistake: torch.softmax(torch.from_numpy(s), dim=-1).numpy() for mistake, s in scores.items()}
+    wrong["the weights do not sum to 1: divide by their sum over all keys."] = np.exp(-d2 / (2 * sigma**2))
+    checks.expect_close(w, want, f"{what}: the weights", mistakes=wrong)
+    wrong = {"the output blends the keys; blend the values V.": want @ K} if K.shape == V.shape else {}
+    checks.expect_close(out, want @ V, f"{what}: the output", mistakes=wrong)
+
+
+_kernel = kernel_lookup
+_K4 = np.array([[1.0, 0.0], [0.0, 2.0], [-3.0, 0.0]])  # n = 3 keys, d = 2
+_V4 = np.array([[1.0, 0.0, 0.0, 5.0], [0.0, 1.0, 0.0, 5.0], [0.0, 0.0, 1.0, 5.0]])  # d_v = 4
+# q = (1, 0), σ = 3: squared distances [0, 5, 16], scores −[0, 5, 16] / 18
+_check_kernel(np.array([1.0, 0.0]), _K4, _V4, 3.0, "kernel_lookup on the worked example (σ = 3)")
+# far from every key: σ = 0.1, squared distances [100, 65, 116]: every exp(score) underflows in float64
+_check_kernel(np.array([1.0, 10.0]), _K4, _V4, 0.1, "kernel_lookup far from every key (σ = 0.1)")
+### BEGIN HIDDEN TESTS
+# your kernel_lookup, with reference versions of the earlier exercises' functions (each mistake costs points once)
+_kernel = checks.with_references(
+    kernel_lookup, dot_scores=lambda q, K: q @ K.T, hard_lookup=lambda q, K, V: V[np.argmax(K @ q)],
+    soft_lookup=lambda q, K, V: ((w := torch.softmax(torch.from_numpy(K @ q), 0).numpy()) @ V, w),
+)  # fmt: skip
+_rng = np.random.default_rng(24)
+_Kh, _qh = _rng.standard_normal((7, 4)), _rng.standard_normal(4)  # n = 7, d = 4
+_check_kernel(_qh, _Kh, _rng.standard_normal((7, 3)), 0.8, "kernel_lookup (n = 7, d = 4, d_v = 3, σ = 0.8)")
+_check_kernel(_qh, _Kh, _rng.standard_normal((7, 4)), 1.7, "kernel_lookup with d_v = d (σ = 1.7)")
+_check_kernel(_qh + 6, _Kh, _rng.standard_normal((7, 2)), 0.05, "kernel_lookup far from every key (σ = 0.05)")
+### END HIDDEN TESTS
+checks.passed("kernel_lookup")
+
+# %% [markdown]
+# Your `kernel_lookup` on the video library, next to your `soft_lookup`: first with the library's keys as they are
+# (different lengths), then with every key scaled to length 1, then QK-norm's way (query and keys of length 1,
+# scores multiplied by $g$).
+
+# %%
+with ac.student_code("kernel_lookup and soft_lookup"):
+    sigma = 0.5
+    key_lengths = np.linalg.norm(K_videos, axis=1, keepdims=True)
+    viral = titles.index("Top 100 viral moments")
+    _, w_kernel = kernel_lookup(q_videos, K_videos, V_videos, sigma)
+    _, w_dot = soft_lookup(q_videos / sigma**2, K_videos, V_videos)
+    rank = {name: 1 + int(np.sum(w > w[viral])) for name, w in (("kernel", w_kernel), ("dot", w_dot))}
+    print(
+        f"keys as they are, σ = {sigma}: 'Top 100 viral moments' (key length {key_lengths[viral, 0]:.2f}) gets weight "
+        f"{w_kernel[viral]:.3f} from the kernel (rank {rank['kernel']} of {len(titles)}) and {w_dot[viral]:.3f} from "
+        f"dot-product attention with inverse temperature 1/σ² (rank {rank['dot']}); "
+        f"largest difference between the two sets of weights: {np.abs(w_kernel - w_dot).max():.3f}"
+    )
+    K_unit = K_videos / key_lengths
+    _, w_kernel_unit = kernel_lookup(q_videos, K_unit, V_videos, sigma)
+    _, w_dot_unit = soft_lookup(q_videos / sigma**2, K_unit, V_videos)
+    unit_gap = np.abs(w_kernel_unit - w_dot_unit).max()
+    print(f"keys of length 1, σ = {sigma}: largest difference between the two sets of weights: {unit_gap:.1e}")
+    q_unit = q_videos / np.linalg.norm(q_videos)
+    print(f"\nQK-norm: query and keys of length 1, scores g·cos θ\n{'σ':>5} {'g = 1/σ²':>9} {'largest weight':>15} "
+          f"{'largest difference kernel − QK-norm':>36}")  # fmt: skip
+    qk_norm = {}
+    for sigma in (1.0, 0.5, 0.25):
+        _, w_kernel_unit = kernel_lookup(q_unit, K_unit, V_videos, sigma)
+        _, w_qk = soft_lookup(q_unit / sigma**2, K_unit, V_videos)
+        qk_norm[sigma] = (w_qk.max(), np.abs(w_kernel_unit - w_qk).max())
+        print(f"{sigma:5.2f} {1 / sigma**2:9.0f} {w_qk.max():15.3f} {qk_norm[sigma][1]:36.1e}")
+
+# %% [markdown]
+# On the library as it is, the two lookups disagree: the kernel pushes "Top 100 viral moments" far down (its long
+# key is far from the query), while dot-product attention puts it second. With every key of length 1 they agree to
+# rounding error, and with query and keys of length 1 the kernel is QK-norm: a narrower kernel (larger $g$) gives
+# a sharper lookup (largest weight in the table).
+
+# %% [markdown]
+# ## 6. Experiment: why networks use the soft version
 #
 # A network learns by nudging its parameters in the direction that reduces the error — gradient
 # descent. That needs the output to *respond* to small changes of the query. We move the query
@@ -559,33 +657,58 @@ with ac.student_code("hard_lookup and soft_lookup"):
     soft_path = {
         beta: sweep(lambda q: soft_lookup(q, K_videos, V_videos)[0], lambdas, q_from, q_to, beta) for beta in (1.0, 4.0)
     }
-
     hard_steps = np.abs(np.diff(hard_path))
     soft_steps = {beta: np.abs(np.diff(path)) for beta, path in soft_path.items()}
     jumps = lambdas[1:][hard_steps > 0]
-    fig, ax = plt.subplots(figsize=(6.6, 3.8))
-    ax.plot(lambdas, hard_path, color=plots.COLORS[0], lw=2.5, label="hard lookup")
-    for (beta, path), colour in zip(soft_path.items(), plots.COLORS[1:]):
-        ax.plot(lambdas, path, color=colour, lw=1.8, label=f"soft lookup, query × {beta:g}")
+    flat = np.count_nonzero(hard_steps == 0)
+
+    fig, ax = plt.subplots(figsize=(7.2, 4.2))
+    ax.plot(lambdas, hard_path, color=plots.color("baseline"), lw=2.5, label="hard lookup (yours)")
+    for beta, dash in ((1.0, "-"), (4.0, "--")):
+        ax.plot(
+            lambdas,
+            soft_path[beta],
+            dash,
+            color=plots.color("yours"),
+            lw=2,
+            label=f"soft lookup (yours), query × {beta:g}",
+        )
+    ax.annotate(
+        f"flat: slope exactly 0\n({flat} of {len(hard_steps)} steps)",
+        xy=(0.5, hard_path[100]),
+        xytext=(0.42, 0.93),
+        arrowprops=dict(arrowstyle="->", color=plots.TEXT),
+        fontsize=9,
+        color=plots.TEXT,
+    )
+    for x in jumps:  # label each jump from the side where the chart is empty
+        y = 0.85 if x < 0.5 else 0.3
+        ax.annotate("jump", xy=(x, y), xytext=(x + 0.06 if x < 0.5 else x - 0.12, y), va="center", fontsize=9,
+                    color=plots.TEXT, arrowprops=dict(arrowstyle="->", color=plots.TEXT))  # fmt: skip
+    ax.set_ylim(0.15, 1.0)
     ax.set_xlabel("λ  (0 = 'cats jumping', 1 = 'dogs sleeping')")
     ax.set_ylabel("energy of the returned value")
-    ax.set_title("Moving the query smoothly: what comes back (11 videos)")
-    ax.legend()
+    ax.set_title(
+        f"Moving the query smoothly: the hard lookup is flat (zero gradient) but for {len(jumps)} jumps;\n"
+        "the soft lookup changes at every step"
+    )
+    ax.legend(loc="lower left")
     plots.show(
         fig,
         name="02_hard_vs_soft",
         alt=(
-            f"Line chart of the energy of the returned value against λ from 0 to 1. The hard lookup is flat "
+            f"Line chart of the energy of the returned value against λ from 0 to 1. The hard lookup (vermilion) is flat "
             f"except for {len(jumps)} jumps (at λ = {', '.join(f'{x:.3f}' for x in jumps)}), from "
-            f"{hard_path[0]:.2f} to {hard_path[-1]:.2f}. The soft lookup moves smoothly from {soft_path[1.0][0]:.2f} "
-            f"to {soft_path[1.0][-1]:.2f}; with the query 4 times longer it moves from {soft_path[4.0][0]:.2f} to "
-            f"{soft_path[4.0][-1]:.2f}, staying closer to the hard lookup and bending more steeply near λ = 1."
+            f"{hard_path[0]:.2f} to {hard_path[-1]:.2f}; an arrow marks a flat stretch, where its slope is exactly 0. "
+            f"The soft lookup (blue) moves smoothly from {soft_path[1.0][0]:.2f} to {soft_path[1.0][-1]:.2f}; with the "
+            f"query 4 times longer (dashed) it moves from {soft_path[4.0][0]:.2f} to {soft_path[4.0][-1]:.2f}, staying "
+            f"closer to the hard lookup and bending more steeply near λ = 1."
         ),
     )
 
     print(
         f"hard lookup: the output changes at {np.count_nonzero(hard_steps)} of {len(hard_steps)} steps; "
-        f"at the other {np.count_nonzero(hard_steps == 0)} its slope is exactly 0."
+        f"at the other {flat} its slope is exactly 0."
     )
     for beta, steps in soft_steps.items():
         print(
@@ -595,21 +718,20 @@ with ac.student_code("hard_lookup and soft_lookup"):
         )
 
 # %% [markdown]
-# The printout is the argument. The hard lookup's output is flat almost everywhere and then jumps, so
-# its derivative with respect to the query is zero almost everywhere (and undefined at the jumps):
-# gradient descent gets no signal about which way to move the query. The soft lookup's output changes at
-# every one of the 200 steps, so its slope with respect to the query is never zero along this path, and
-# gradient descent learns which way to move it. With the query 4 times longer, the soft curve stays
-# closer to the hard one (its mean distance from it is smaller) and its largest change per step is larger
-# (both printed): softmax is a *smooth*
-# version of argmax, and the inverse temperature sets how close to hard it gets. Lesson 3 shows why
-# the size of the scores needs controlling.
+# The printout is the argument. The hard lookup's output is flat almost everywhere and then jumps. On those
+# **flat stretches** (198 of the 200 steps) its derivative with respect to the query is exactly zero, and at the
+# jumps it is undefined: its gradient is zero almost everywhere, so gradient descent gets no signal about which
+# way to move the query. The soft lookup's output changes at every one of the 200 steps, so its slope with respect
+# to the query is never zero along this path, and gradient descent learns which way to move it. With the query 4
+# times longer, the soft curve stays closer to the hard one (its mean distance from it is smaller) and its largest
+# change per step is larger (both printed): softmax is a *smooth* version of argmax, and the inverse temperature
+# sets how close to hard it gets. Lesson 3 shows why the size of the scores needs controlling.
 
 # %% [markdown]
-# ## 6. Explore: search the library with your own functions
+# ## 7. Explore: search the library with your own functions
 #
 # Pick a query and a **sharpness** $\beta$: the query is multiplied by $\beta$ before **your**
-# `soft_lookup`, so $\beta$ is the inverse temperature of section 4 ($\beta = 1/T$). The left chart shows
+# `soft_lookup`, so $\beta$ is the inverse temperature of section 4 ($\beta = 1/\tau$). The left chart shows
 # **your** `dot_scores` for the query, the right one the weights of **your** `soft_lookup`; the orange
 # bar is the video **your** `hard_lookup` returns. Sliders redraw when released; type a value into
 # the box beside a control and press Enter.
@@ -624,22 +746,22 @@ class SearchView(widgets.View):
 
     def build(self, query, sharpness):
         n = len(titles)
-        fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(9.0, 3.7), sharey=True, layout="constrained")
+        fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(8.6, 3.9), sharey=True, layout="constrained")
         self.rows = np.arange(n)
         # one collection of bars per chart: a single artist to redraw, however many videos there are
-        self.score_bars = PolyCollection(self.bar_corners(np.zeros(n)), facecolors=plots.COLORS[0])
-        self.weight_bars = PolyCollection(self.bar_corners(np.zeros(n)), facecolors=plots.COLORS[0])
+        self.score_bars = PolyCollection(self.bar_corners(np.zeros(n)), facecolors=plots.color("yours"))
+        self.weight_bars = PolyCollection(self.bar_corners(np.zeros(n)), facecolors=plots.color("yours"))
         ax1.add_collection(self.score_bars)
         ax2.add_collection(self.weight_bars)
         ax1.set_yticks(self.rows, titles)
         ax1.set_ylim(n - 0.5, -0.5)  # first video on top
         ax1.set_xlim(0, 2.0)
         ax2.set_xlim(0, 1.0)
-        ax2.axvline(1 / n, color=plots.COLORS[7], lw=1, ls=":")
-        ax1.set_xlabel("dot-product score (your dot_scores)")
-        ax2.set_xlabel(f"weight (your soft_lookup); dotted: uniform 1/{n}")
-        ax1.set_title("scores; orange: your hard_lookup's pick")
-        ax2.set_title("weights of the soft lookup, query × β")
+        ax2.axvline(1 / n, color=plots.color("chance"), lw=1, ls=":")
+        ax1.set_xlabel("dot-product score\n(your dot_scores)")
+        ax2.set_xlabel(f"weight (your soft_lookup)\ndotted line: uniform, 1/{n}")
+        ax1.set_title("Scores (your dot_scores);\norange bar: your hard_lookup's pick")
+        ax2.set_title("Weights of your soft_lookup, query × β:\nthe larger β, the more one video dominates")
         self.dynamic = [self.score_bars, self.weight_bars]
         return fig
 
@@ -654,7 +776,7 @@ class SearchView(widgets.View):
         picked = hard_lookup(q, K_videos, V_videos)  # yours
         matches = [i for i, v in enumerate(V_videos) if checks.is_close(v, picked)]
         self.best = matches[0] if matches else None
-        colours = [plots.COLORS[1] if i == self.best else plots.COLORS[0] for i in self.rows]
+        colours = [plots.color("highlight") if i == self.best else plots.color("yours") for i in self.rows]
         for bars, lengths in ((self.score_bars, scores), (self.weight_bars, weights)):
             bars.set_verts(self.bar_corners(lengths))
             bars.set_facecolor(colours)
@@ -695,12 +817,14 @@ with ac.student_code("dot_scores and soft_lookup"):
         + "  ".join(f"{f'β = {b:g}':>7}" for b in (0, 1, 8, 128))
         + "   smallest β with ≥ 90 %"
     )
+    sharpness_table = {}  # query -> (best, runner-up, their scores, largest weight per β, smallest β with ≥ 90 %)
     for query in QUERIES:
         q = data.video_query(query)
         scores = np.asarray(dot_scores(q, K_videos), dtype=float)
         first, second = np.argsort(-scores, kind="stable")[:2]
         largest = {b: float(np.max(soft_lookup(b * q, K_videos, V_videos)[1])) for b in SHARPNESS}
         enough = next((b for b in SHARPNESS if largest[b] >= 0.9), None)
+        sharpness_table[query] = (titles[first], titles[second], scores[first], scores[second], largest, enough)
         print(
             f"{query:14s} {f'{titles[first]} ({scores[first]:.2f})':40s} {f'{titles[second]} ({scores[second]:.2f})':40s} "
             f"{scores[first] - scores[second]:5.2f}  "
@@ -719,30 +843,35 @@ with ac.student_code("dot_scores and soft_lookup"):
 #   That is the key-length effect of section 2. Is it the video you would want?
 
 # %% [markdown]
-# ## 7. Let's review
+# ## 8. Let's review
 #
 # * The dot product $q \cdot k = \lVert q\rVert\lVert k\rVert\cos\theta$ scores agreement of direction, scaled by
 #   length. All scores of $m$ queries against $n$ keys are one matrix product, $Q K^\top$ (shape $m \times n$).
 # * A long key scores high against many queries; cosine similarity removes that length effect.
 # * Scaling the query by $c$ scales every score by $c$: the ranking stays, but the soft lookup sharpens
-#   ($c > 1$) or flattens ($c < 1$). The query's length is an inverse temperature, $c = 1/T$ (lesson 4).
+#   ($c > 1$) or flattens ($c < 1$). The query's length is an inverse temperature, $c = 1/\tau$ (lesson 4).
 # * Attention keeps the plain dot product: it is cheap, and the lengths it keeps are learned (lesson 5);
 #   the size of the scores is controlled by scaling (lesson 3).
 # * **Query** = what you are looking for; **keys** = what each item advertises; **values** = what each item
 #   delivers. Keys decide the weights, values are what gets blended.
-# * **Hard lookup** returns the value of the best key; its output jumps, so it gives no gradient.
+# * **Hard lookup** returns the value of the best key; its output is flat between jumps, so its gradient is zero
+#   almost everywhere.
 # * **Soft lookup** returns $\sum_i \alpha_i v_i$ with $\alpha = \operatorname{softmax}(Kq)$: every value
 #   contributes, the output changes smoothly with the query, and gradient descent can learn through it.
-#   Larger scores make it sharper, closer to the hard lookup.
+#   Larger scores make it sharper, closer to the hard lookup. Its weights are never 0 in exact arithmetic, but in
+#   floating point a key whose score is hundreds below the best gets exactly 0 (underflow).
+# * **Kernel regression** (Nadaraya–Watson) is a soft lookup with scores $-\lVert q-k\rVert^2/2\sigma^2$. When all
+#   keys have one length it *is* dot-product attention with inverse temperature $1/\sigma^2$; QK-norm (unit queries
+#   and keys, a learned scale $g$) is the kernel on normalised vectors with $g = 1/\sigma^2$.
 #
 # Next lesson: why the scores must be **scaled** by $1/\sqrt{d_k}$.
 
 # %% [markdown]
-# ## 8. Check your understanding
+# ## 9. Check your understanding
 #
-# In each answer cell, replace `None` with your answer and delete the line `raise NotImplementedError()`. Multiple-choice answers are a letter in quotes, e.g. `"a"`;
-# numeric answers are a number (you may compute it with Python). Only the format is checked now;
-# the answers are graded with your notebook.
+# In each answer cell, replace `None` with your answer and delete the line `raise NotImplementedError()`.
+# Multiple-choice answers are a letter in quotes, e.g. `"a"`; numeric answers are a number (you may compute it
+# with Python). Only the format is checked now; the answers are graded with your notebook.
 #
 # **Q1 (1 point).** What is $[1, 2, 3] \cdot [4, 5, 6]$?
 
@@ -790,24 +919,45 @@ with ac.student_code("dot_scores and soft_lookup"):
 # %% quiz="quiz-length-bias" choices="abcd" key="a" points=1
 
 # %% [markdown]
-# **Q7 — free answer (3 points, graded by hand).** A search engine shows you the single best match, yet a
+# **Q7 (1 point).** A Gaussian-kernel lookup with bandwidth $\sigma$ over keys that all have length 1 gives the same
+# weights as dot-product attention whose scores $q\cdot k$ are multiplied by
+#
+# * **a** — $\sigma$
+# * **b** — $1/\sigma$
+# * **c** — $1/\sigma^2$
+# * **d** — $2\sigma^2$
+
+# %% quiz="quiz-kernel-temperature" choices="abcd" key="c" points=1
+
+# %% [markdown]
+# **Q8 — free answer (3 points, graded by hand).** A search engine shows you the single best match, yet a
 # Transformer blends *all* values. In 3–5 sentences, explain why the blend is the right choice inside a
 # neural network, and what the sharpness (the size of the scores, for instance the length of the query)
 # controls. Refer to the experiment.
+#
+# <details><summary>Before you hand in</summary>
+#
+# A full answer:
+# * says what a network needs from its lookup in order to learn (what gradient descent uses);
+# * describes what the hard lookup's output does as the query moves, with a number from section 6's printout;
+# * says what the soft lookup does instead, also from the printout;
+# * says what making the scores larger or smaller does to the soft lookup, at both extremes.
+# </details>
 
 # %% [markdown] manual="quiz-free-hard-vs-soft" points=3
 # ### BEGIN SOLUTION
 # *Model answer.* Inside a network the lookup must be learned: the queries and keys are produced by
 # parameters that gradient descent adjusts, so the output must change smoothly when they change. The
 # hard lookup's output is piecewise constant — in the experiment it changed at only 2 of the 200
-# steps and had slope exactly zero elsewhere — so it gives no gradient. The soft lookup changed at every
-# step, so the scores receive a signal. Blending also lets one output combine information from several
-# relevant items instead of discarding the runner-up. The size of the scores (sharpness, an inverse
-# temperature; a longer query gives larger scores) sets how peaked the softmax is: small scores give
-# near-uniform weights, large scores approach the hard argmax.
+# steps and was flat, with slope exactly zero, at the other 198 — so its gradient is zero almost everywhere.
+# The soft lookup changed at every step, so the scores receive a signal. Blending also lets one output combine
+# information from several relevant items instead of discarding the runner-up. The size of the scores
+# (sharpness, an inverse temperature; a longer query gives larger scores) sets how peaked the softmax is: small
+# scores give near-uniform weights, large scores approach the hard argmax.
 #
 # *Rubric (3 points).* 1 point: learning needs gradients / a smooth dependence of the output on queries
 # and keys. 1 point: the hard lookup is piecewise constant with zero gradient almost everywhere, citing
-# the experiment (jumps vs smooth curve, counts of changing steps). 1 point: sharpness / score size moves
-# the soft lookup between uniform averaging and argmax (or: blending combines several relevant values).
+# the experiment (flat stretches and jumps vs a smooth curve, counts of changing steps). 1 point: sharpness /
+# score size moves the soft lookup between uniform averaging and argmax (or: blending combines several relevant
+# values).
 # ### END SOLUTION

@@ -1,7 +1,11 @@
 """Known wrong implementations (must lose points, with the message that names the mistake)
-and correct variants (must keep full marks) for lesson 02."""
+and correct variants (must keep full marks) for lesson 02, and CLAIMS: test-only checks that what the
+lesson's prose, model answers and rubrics say about its own measurements is what the notebook measured."""
 
 from catalog_tools import quiz
+
+KL = "def kernel_lookup(q, K, V, sigma):\n"
+SOFTMAX = "    w = np.exp(s - s.max())\n    w = w / w.sum()\n    return w @ V, w"
 
 EXERCISES = {
     "dot-scores": {
@@ -95,11 +99,11 @@ EXERCISES = {
             ),
             "returns the weights first": (
                 "def soft_lookup(q, K, V):\n    w = np.exp(K @ q) / np.exp(K @ q).sum()\n    return w, w @ V",
-                "wrong order",
+                "wrong way round",
             ),
             "returns only the output": (
                 "def soft_lookup(q, K, V):\n    w = np.exp(K @ q) / np.exp(K @ q).sum()\n    return w @ V",
-                "pair (output, weights)",
+                "(output, weights)",
             ),
             "returns the raw scores as weights": (
                 "def soft_lookup(q, K, V):\n    s = K @ q\n    w = np.exp(s) / np.exp(s).sum()\n    return w @ V, s",
@@ -125,10 +129,126 @@ EXERCISES = {
             "    return V.T @ w, w",
         },
     },
+    "kernel-lookup": {
+        "wrong": {
+            "dot-product scores instead of the distance": (
+                KL + "    s = K @ q / sigma**2\n" + SOFTMAX,
+                "dot-product weights",
+            ),
+            "the 2 of 2σ² missing": (
+                KL + "    s = -np.sum((q - K) ** 2, axis=1) / sigma**2\n" + SOFTMAX,
+                "2 is missing",
+            ),
+            "σ instead of σ²": (KL + "    s = -np.sum((q - K) ** 2, axis=1) / (2 * sigma)\n" + SOFTMAX, "not squared"),
+            "distance not squared": (
+                KL + "    s = -np.linalg.norm(q - K, axis=1) / (2 * sigma**2)\n" + SOFTMAX,
+                "distance is not squared",
+            ),
+            "plus sign (far keys win)": (
+                KL + "    s = np.sum((q - K) ** 2, axis=1) / (2 * sigma**2)\n" + SOFTMAX,
+                "sign",
+            ),
+            "not normalised": (
+                KL + "    w = np.exp(-np.sum((q - K) ** 2, axis=1) / (2 * sigma**2))\n    return w @ V, w",
+                "sum to 1",
+            ),
+            "exponentiates without subtracting the largest score (0 / 0 far from every key)": (
+                KL + "    e = np.exp(-np.sum((q - K) ** 2, axis=1) / (2 * sigma**2))\n    w = e / e.sum()\n"
+                "    return w @ V, w",
+                "subtract the largest score",
+            ),
+            "returns (weights, output)": (
+                KL + "    s = -np.sum((q - K) ** 2, axis=1) / (2 * sigma**2)\n    w = np.exp(s - s.max())\n"
+                "    w = w / w.sum()\n    return w, w @ V",
+                "wrong way round",
+            ),
+            "blends the keys (caught where d_v = d)": (
+                KL + "    s = -np.sum((q - K) ** 2, axis=1) / (2 * sigma**2)\n    w = np.exp(s - s.max())\n"
+                "    w = w / w.sum()\n    return (w @ K if K.shape == V.shape else w @ V), w",
+                "blend the values",
+            ),
+            "bandwidth fixed at the worked example's σ = 3": (
+                KL + "    s = -np.sum((q - K) ** 2, axis=1) / 18\n" + SOFTMAX,
+                None,
+            ),
+        },
+        "right": {
+            "solution with np.linalg.norm": KL
+            + "    s = -np.linalg.norm(q - K, axis=1) ** 2 / (2 * sigma**2)\n"
+            + SOFTMAX,
+            "torch cdist and softmax": KL
+            + "    d2 = torch.cdist(torch.as_tensor(q)[None], torch.as_tensor(K))[0] ** 2\n"
+            "    w = torch.softmax(-d2 / (2 * sigma**2), dim=-1)\n    return (w @ torch.as_tensor(V)).numpy(), w.numpy()",
+            "expanded square, q·k − ‖k‖²/2 (the ‖q‖² term dropped)": KL
+            + "    s = (K @ q - 0.5 * np.sum(K * K, axis=1)) / sigma**2\n"
+            + SOFTMAX,
+            "loop with math.exp": KL + "    import math\n"
+            "    s = [-sum((a - b) ** 2 for a, b in zip(q, k)) / (2 * sigma**2) for k in K]\n"
+            "    e = [math.exp(x - max(s)) for x in s]\n    w = np.array(e) / sum(e)\n"
+            "    return sum(wi * v for wi, v in zip(w, V)), w",
+            "float32 inside": KL + "    s = (-np.sum((q - K) ** 2, axis=1) / (2 * sigma**2)).astype(np.float32)\n"
+            "    w = np.exp(s - s.max())\n    w = (w / w.sum()).astype(np.float64)\n    return w @ V, w",
+        },
+    },
     "quiz-dot-value": quiz("q1_answer", right=[32, 32.0], wrong=[21, 4, "32"]),
     "quiz-dot-angle": quiz("q2_answer", right=[3, 3.0, 2 * 3 * 0.5000001], wrong=[6, 5.196, 0]),
     "quiz-keys-role": quiz("q3_answer", right=["b", "B"], wrong=["a", "c", "d"]),
     "quiz-equal-weights": quiz("q4_answer", right=[1 / 11, 0.0909], wrong=[11, 0.1, 1]),
     "quiz-why-soft": quiz("q5_answer", right=["b"], wrong=["a", "c", "d"]),
     "quiz-length-bias": quiz("q6_answer", right=["a", " A"], wrong=["b", "c", "d"]),
+    "quiz-kernel-temperature": quiz("q7_answer", right=["c", "C"], wrong=["a", "b", "d"]),
+}
+
+CLAIMS = r"""
+import numpy as np
+
+# section 2: the longest key is the viral video's
+lengths = np.linalg.norm(K_videos, axis=1)
+claim("2.16", lengths.max())
+assert titles[int(np.argmax(lengths))] == "Top 100 viral moments"
+# section 4: the query's length as an inverse temperature; the winner never changes
+claim("11", len(titles))
+claim("0.091", 1 / len(titles))
+weights_c = {c: soft_lookup(c * q_videos, K_videos, V_videos)[1] for c in (0.25, 1.0, 4.0, 16.0)}
+claim("0.114", weights_c[0.25].max())
+assert weights_c[16.0].max() > 0.5, "at c = 16 the best video takes more than half of the weight"
+assert len({int(np.argmax(w)) for w in weights_c.values()}) == 1, "the winner never changes"
+assert 0 < weights_c[16.0].min() < 1e-10, "tiny but positive"
+# section 4: where exp underflows to exactly 0
+first_zero = {t: next(s for s in range(1000) if np.exp(-t(s)) == 0) for t in (np.float64, np.float32)}
+claim("745", first_zero[np.float64], tol=1)
+claim("104", first_zero[np.float32])
+assert (shifted / shifted.sum())[2] == 0 and (shifted / shifted.sum())[1] > 0
+# section 5: kernel regression against dot-product attention on the library
+assert rank["dot"] == 2 and rank["kernel"] >= len(titles) - 3, rank  # "near the top" vs "far down"
+assert unit_gap < 1e-12, unit_gap  # keys of length 1: the same weights, to rounding
+assert all(gap < 1e-12 for _, gap in qk_norm.values()), qk_norm  # QK-norm = the kernel on unit vectors
+assert qk_norm[1.0][0] < qk_norm[0.5][0] < qk_norm[0.25][0], "a narrower kernel (larger g) is sharper"
+# section 6: the experiment
+claim("201", len(lambdas))
+claim("200", len(hard_steps))
+claim("198", flat)
+assert np.count_nonzero(hard_steps) == 2 and len(jumps) == 2
+assert all(np.count_nonzero(steps) == len(steps) for steps in soft_steps.values()), "soft: changes at every step"
+assert np.abs(soft_path[4.0] - hard_path).mean() < np.abs(soft_path[1.0] - hard_path).mean(), "×4 is closer"
+assert soft_steps[4.0].max() > soft_steps[1.0].max(), "×4: larger largest change per step"
+# section 7: the sharpness table
+t = sharpness_table
+claim("0.04", t["cats jumping"][2] - t["cats jumping"][3])
+claim("64", t["cats jumping"][5])
+claim("0.14", t["cats sleeping"][2] - t["cats sleeping"][3])
+claim("16", t["cats sleeping"][5])
+assert all(abs(row[4][0] - 1 / len(titles)) < 1e-12 for row in t.values()), "β = 0: uniform weights"
+assert t["cooking music"][:2] == ("Top 100 viral moments", "Jazz for cooking")
+claim("1.76", t["cooking music"][2])
+claim("1.70", t["cooking music"][3])
+"""
+
+NOT_MEASURED = {
+    "0.25": "a value of c the table uses (a setting)",
+    "100": "part of a video's title, 'Top 100 viral moments'",
+    "1964": "the year of Nadaraya's and Watson's papers",
+    "2020": "the year of the QK-norm paper (Henry et al.)",
+    "90": "a threshold the table defines (at least 90 % of the weight)",
+    "60": "the angle given in Q2",
 }
