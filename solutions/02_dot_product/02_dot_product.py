@@ -746,7 +746,7 @@ class SearchView(widgets.View):
 
     def build(self, query, sharpness):
         n = len(titles)
-        fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(8.6, 3.9), sharey=True, layout="constrained")
+        fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(8.4, 3.9), sharey=True, layout="constrained")
         self.rows = np.arange(n)
         # one collection of bars per chart: a single artist to redraw, however many videos there are
         self.score_bars = PolyCollection(self.bar_corners(np.zeros(n)), facecolors=plots.color("yours"))

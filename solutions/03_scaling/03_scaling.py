@@ -374,7 +374,7 @@ class ScalingView(widgets.View):
     """Histogram of unscaled and scaled scores; sorted largest weight of each query."""
 
     def build(self, d_k):
-        fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(8.6, 3.6), layout="constrained")
+        fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(8.4, 3.6), layout="constrained")
         zeros = np.zeros(len(EDGES) - 1)
         self.raw_hist = ax1.stairs(
             zeros, EDGES, fill=True, color=plots.color("unscaled"), alpha=0.6, label="unscaled $QK^T$"
@@ -594,7 +594,7 @@ smaller_from = next(d for i, d in enumerate(dims) if all(ratio_W[i:] < 1))
 i64 = dims.index(64)
 
 STYLE = {"unscaled": ("o", "--", "unscaled $QK^T$"), "scaled": ("s", "-", r"scaled $QK^T/\sqrt{d_k}$")}
-fig, axes = plt.subplots(2, 2, figsize=(8.6, 6.6), sharex=True, layout="constrained")
+fig, axes = plt.subplots(2, 2, figsize=(8.4, 6.6), sharex=True, layout="constrained")
 (ax_a, ax_b), (ax_c, ax_d) = axes
 for setting in ("unscaled", "scaled"):
     marker, dash, label = STYLE[setting]
@@ -797,7 +797,7 @@ LABEL = {
 }
 i_big, last = TRAIN_DIMS.index(1024), len(steps) - 1
 v = {name: VARIANTS.index(name) for name in VARIANTS}
-fig, axes = plt.subplots(2, 2, figsize=(8.6, 6.6), sharex=True, sharey=True, layout="constrained")
+fig, axes = plt.subplots(2, 2, figsize=(8.4, 6.6), sharex=True, sharey=True, layout="constrained")
 for ax, (i, dim) in zip(axes.flat, enumerate(TRAIN_DIMS)):
     ax.axhline(np.log(N_KEYS), color=plots.color("chance"), lw=1)
     for name in VARIANTS:
