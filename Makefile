@@ -1,5 +1,5 @@
 # Attention, from the dot product up.
-#   make lab   set up .venv on first use, then open JupyterLab on the student notebooks
+#   make lab   set up .venv on first use, then open JupyterLab on the student notebooks (notebooks/)
 #   make test  the same set-up, then the whole test suite (make test-fast: the everyday tier)
 SHELL := /bin/bash
 PYTHON ?= python3
@@ -10,7 +10,7 @@ STAMP := $(VENV)/.installed
 export PATH := $(BIN):$(PATH)
 ROOT_FLAG := $(if $(filter 0,$(shell id -u)),--allow-root,)
 
-.PHONY: lab test test-fast release student-bundle grade bench hub hub-proxy venv clean
+.PHONY: lab formgrader test test-fast release student-bundle grade lms bench hub hub-proxy venv clean
 
 venv: $(STAMP)
 
@@ -25,8 +25,16 @@ $(STAMP): requirements.txt pyproject.toml
 	($(PIP) uv==0.13.9 && $(UV) -r requirements.txt && $(UV) --no-deps -e .) || ($(PIP) -r requirements.txt && $(PIP) --no-deps -e .)
 	@touch $@
 
+# A notebook saved as HTML (File > Save and Export Notebook As > HTML) carries its maths as MathML: it renders offline.
+LAB_FLAGS := --HTMLExporter.preprocessors=attention_course.offline_maths.MathML $(ROOT_FLAG)
+
+# Students: JupyterLab on the lessons (notebooks/), nothing else of the repository in view.
 lab: $(STAMP)
-	$(BIN)/jupyter lab --ServerApp.root_dir=. --LabApp.default_url=/lab/tree/notebooks $(ROOT_FLAG)
+	$(BIN)/jupyter lab --ServerApp.root_dir=notebooks $(LAB_FLAGS)
+
+# Instructors: JupyterLab on the whole course, opening nbgrader's formgrader (it needs the course root in view).
+formgrader: $(STAMP)
+	$(BIN)/jupyter lab --ServerApp.root_dir=. --LabApp.default_url=/formgrader $(LAB_FLAGS)
 
 test: $(STAMP)
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
@@ -45,7 +53,11 @@ student-bundle: $(STAMP)
 
 # Grade a class: make grade LESSON=01_why_attention SUBMISSIONS=<LMS download folder>|exchange [GRADE_ARGS="--workers 4"]
 grade: $(STAMP)
-	$(BIN)/python -m autograde $(LESSON) $(SUBMISSIONS) $(GRADE_ARGS)
+	$(BIN)/python -m autograde $(LESSON) $(SUBMISSIONS) --root $(CURDIR) $(GRADE_ARGS)
+
+# Final grades for an LMS: make lms LMS=canvas|moodle ROSTER=roster.csv [OUT=grading/canvas.csv]
+lms: $(STAMP)
+	$(BIN)/python -m autograde.lms $(LMS) $(ROSTER) $(or $(OUT),grading/$(LMS).csv) --root $(CURDIR)
 
 # Notebook run times, grading throughput, widget latency, peak memory -> benchmarks/results.json
 # (e.g. make bench BENCH_ARGS="--only notebooks,memory --repeat 1"; see README "Performance").

@@ -39,7 +39,9 @@ def parse_args(argv):
         action="store_true",
         help="run student code without the sandbox (only where bubblewrap cannot run)",
     )
-    parser.add_argument("--roster", help="CSV with columns name,id mapping LMS names to student ids")
+    parser.add_argument(
+        "--roster", help="the course roster: student_id,name,... (autograde/roster-example.csv); maps LMS names to ids"
+    )
     parser.add_argument("--db-url", help="gradebook URL (default: db_url of nbgrader_config.py)")
     parser.add_argument("--out", help="report folder (default STATE/runs/LESSON)")
     parser.add_argument("--force", action="store_true", help="grade every submission again, even unchanged ones")

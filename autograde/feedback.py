@@ -36,8 +36,9 @@ class GradesOrPending(GetGrades):
         super()._get_score(cell, resources)
         ids = (_meta(cell)["grade_id"], self.notebook_id, self.assignment_id, self.student_id)
         grade = self.gradebook.find_grade(*ids)
-        cell.metadata.nbgrader["pending"] = bool(grade.needs_manual_grade)
-        if grade.needs_manual_grade:
+        pending = bool(grade.needs_manual_grade and grade.manual_score is None)
+        cell.metadata.nbgrader["pending"] = pending
+        if pending:
             resources["nbgrader"]["pending"] = resources["nbgrader"].get("pending", 0) + grade.max_score
 
 
