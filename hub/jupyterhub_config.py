@@ -114,7 +114,7 @@ def shell_setup(name):
     instructors the course folder, where `make grade …` and `make lms …` run."""
     lines = ["[ -f /etc/bash.bashrc ] && . /etc/bash.bashrc", f'export PATH="{BIN}:$PATH"']
     if name in INSTRUCTORS:
-        lines.append(f'case "$PWD" in "{COURSE_ROOT}"*) ;; *) cd "{COURSE_ROOT}" ;; esac')
+        lines.append(f'case "$PWD/" in "{COURSE_ROOT}/"*) ;; *) cd "{COURSE_ROOT}" ;; esac')
     return "# Written by hub/jupyterhub_config.py at every start of this server.\n" + "\n".join(lines) + "\n"
 
 
