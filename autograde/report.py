@@ -102,7 +102,8 @@ def write_summary(out, lesson, columns, rows, isolation):
         pending = sum(r[cid] == "" for r in graded)
         if values:
             mean = f"{sum(values) / len(values):.2f}"
-            full, zero = (f"{sum(test(v) for v in values) / len(values):.0%}" for test in (points.__le__, (0).__eq__))
+            full = f"{sum(v >= points for v in values) / len(values):.0%}"
+            zero = f"{sum(v == 0 for v in values) / len(values):.0%}"
         else:  # nobody has a score for it yet (a free answer waiting for a human): nothing to average
             mean = full = zero = "-"
         lines.append(f"{cid:<32} {points:>4g} {len(values):>4} {mean:>6} {full:>6} {zero:>6} {pending:>8}")
