@@ -46,7 +46,7 @@ test-fast: $(STAMP)
 
 # Build each solution notebook from its text source, then regenerate notebooks/ with nbgrader generate_assignment.
 release: $(STAMP)
-	$(BIN)/python -m course_dev.release
+	$(BIN)/python -m course_dev.release --root $(CURDIR)
 
 student-bundle: $(STAMP)
 	$(BIN)/python -m course_dev.bundle dist/student-bundle

@@ -15,7 +15,7 @@ from traitlets import Bool
 # Code is left alone: fenced blocks and inline code spans are copied as they are.
 CODE = re.compile(r"(```.*?```|~~~.*?~~~|`[^`\n]*`)", re.S)
 DISPLAY = re.compile(r"\$\$(.+?)\$\$", re.S)
-INLINE = re.compile(r"(?<![\\$])\$(?!\s)([^$\n]+?)(?<![\s\\])\$(?!\$)")
+INLINE = re.compile(r"(?<![\\$])\$(?!\s)([^$\n]+?)(?<!\\)\$(?!\$)")  # as MathJax reads $…$: not `$ 5`
 
 
 def mathml(tex, display):

@@ -21,6 +21,8 @@ from pathlib import Path
 
 from nbgrader.api import Gradebook, MissingEntry
 
+from .cli import default_root
+
 ROOT = Path(__file__).resolve().parents[1]
 
 # Canvas: the first five columns of its gradebook export/import, then one column per assignment (the
@@ -118,7 +120,9 @@ def main(argv=None):
     parser.add_argument("roster")
     parser.add_argument("out")
     parser.add_argument("--db-url", help="the gradebook (default: the course's, from nbgrader_config.py)")
-    parser.add_argument("--root", default=str(ROOT), help="course root (default: this repository)")
+    parser.add_argument(
+        "--root", default=str(default_root()), help="course root (default: the current folder if it is a course)"
+    )
     args = parser.parse_args(argv)
     db_url = args.db_url or course_db_url(args.root)
     missing = export(args.kind, args.roster, args.out, db_url)
