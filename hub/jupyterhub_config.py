@@ -76,7 +76,8 @@ c.Spawner.start_timeout = 120
 
 # nbgrader's formgrader, in its own tab, links a lesson's folder and its Preview to /tree/… without the
 # server's /user/<name>/ prefix (its links assume a server at the root). The hub sends such a link on to
-# the user's own server. (The hub adds its /hub/ prefix to these patterns.)
+# the user's own server. (The hub adds its /hub/ prefix to these patterns. JupyterHub logs that
+# extra_handlers is deprecated in favour of services, but a service only answers under /services/.)
 c.JupyterHub.extra_handlers = [
     (r"/(tree|notebooks|edit)/(.*)", RedirectHandler, {"url": "/hub/user-redirect/lab/tree/{1}", "permanent": False})
 ]

@@ -39,3 +39,34 @@ def test_an_exported_page_loads_no_mathjax():
     exporter.register_preprocessor(MathML, enabled=True)
     page, _ = exporter.from_notebook_node(read(student_path(LESSONS[0])))
     assert "<math" in page and "mathjax" not in " ".join(re.findall(r'<script src="([^"]*)"', page)).lower()
+
+
+def test_an_exported_page_draws_its_maths_offline(chromium, tmp_path):
+    """A lesson saved as HTML the way `make lab` and the student bundle save it, opened from a file in
+    Chromium with every request outside the page blocked: the formulas are drawn, nothing is fetched for them."""
+    from nbconvert import HTMLExporter
+
+    exporter = HTMLExporter(template_name="lab")
+    exporter.register_preprocessor(MathML, enabled=True)
+    page_text, _ = exporter.from_notebook_node(read(student_path("03_scaling")))
+    path = tmp_path / "03_scaling.html"
+    path.write_text(page_text)
+    context = chromium.new_context()
+    asked = []
+
+    def offline(route):
+        if route.request.url.startswith(("file:", "data:")):
+            route.continue_()
+        else:
+            asked.append(route.request.url)
+            route.abort()
+
+    context.route("**/*", offline)
+    try:
+        page = context.new_page()
+        page.goto(path.as_uri())
+        heights = page.evaluate("[...document.querySelectorAll('math')].map(m => m.getBoundingClientRect().height)")
+    finally:
+        context.close()
+    assert heights and all(h > 0 for h in heights), f"{sum(h > 0 for h in heights)} of {len(heights)} formulas drawn"
+    assert not [url for url in asked if "mathjax" in url.lower()], asked
