@@ -49,14 +49,14 @@ c.GenerateFeedback.preprocessors = [
 ]
 
 
-def package_dir(name):
-    """Where an installed package lives, without importing it (this file is read by every nbgrader command)."""
-    return importlib.util.find_spec(name).submodule_search_locations[0]
+def module_dir(module):
+    """The folder of an installed module, found without running it (every nbgrader command reads this file)."""
+    return os.path.dirname(importlib.util.find_spec(module).origin)
 
 
 c.HTMLExporter.extra_template_basedirs = [
-    os.path.join(package_dir("autograde"), "templates"),  # the course's feedback page; no MathJax from a CDN
-    os.path.join(package_dir("nbgrader"), "server_extensions", "formgrader", "templates"),  # the formgrader's own
+    os.path.join(module_dir("autograde.feedback"), "templates"),  # the course's feedback page; no MathJax from a CDN
+    os.path.join(module_dir("nbgrader"), "server_extensions", "formgrader", "templates"),  # the formgrader's own
 ]
 c.HTMLExporter.preprocessors = ["attention_course.offline_maths.MathML", "autograde.feedback.RubricBeside"]
 c.RubricBeside.source = os.path.join(ROOT, "solutions")

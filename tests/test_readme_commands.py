@@ -139,3 +139,5 @@ def test_readme_commands_run_as_typed(tmp_path):
     assert canvas.startswith("Student,ID,SIS User ID") and "Ada Lovelace" in canvas
     assert (course / "grading" / "moodle.csv").read_text().startswith("First name,Last name")
     assert "nan" not in (runs / "summary.txt").read_text()
+    feedback = (runs / "feedback" / "ada.html").read_text()
+    assert "your feedback" in feedback and "<math" in feedback, "the course's feedback page, in a fresh copy too"
