@@ -10,7 +10,7 @@ STAMP := $(VENV)/.installed
 export PATH := $(BIN):$(PATH)
 ROOT_FLAG := $(if $(filter 0,$(shell id -u)),--allow-root,)
 
-.PHONY: lab formgrader test test-fast release student-bundle grade lms bench hub hub-proxy venv clean
+.PHONY: lab test test-fast release student-bundle grade bench hub hub-proxy venv clean
 
 venv: $(STAMP)
 
@@ -33,6 +33,7 @@ lab: $(STAMP)
 	$(BIN)/jupyter lab --ServerApp.root_dir=notebooks $(LAB_FLAGS)
 
 # Instructors: JupyterLab on the whole course, opening nbgrader's formgrader (it needs the course root in view).
+.PHONY: formgrader lms
 formgrader: $(STAMP)
 	$(BIN)/jupyter lab --ServerApp.root_dir=. --LabApp.default_url=/formgrader $(LAB_FLAGS)
 
