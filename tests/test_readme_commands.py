@@ -12,9 +12,9 @@ import subprocess
 
 import nbformat
 import pytest
-from hub_support import MAKE_FILES, ready_for_make
+from hub_support import ready_for_make
 
-from course_dev.course import copy_course, submission
+from course_dev.course import submission
 from course_dev.paths import ROOT
 
 pytestmark = pytest.mark.xdist_group("readme")
@@ -44,6 +44,7 @@ HOW = {
     'export PATH="$PWD/.venv/bin:$PATH"': RUN,
     f"python -m autograde {LESSON} ~/Downloads/{LESSON} --workers 4 --roster roster.csv": RUN,
 }
+INSTALLED = ("attention_course/", "course_dev/", "autograde/")  # code the .venv's editable install provides
 FENCE = re.compile(r"^[ \t]*```bash\n(.*?)^[ \t]*```", re.S | re.M)
 
 
@@ -68,14 +69,20 @@ def script(readme):
 
 
 def fresh_course(tmp_path):
-    """A fresh clone's course folder (the lesson, its committed release, the Makefile, the course's .venv)
-    and a home with an LMS download of the lesson: one full and one half-answered submission."""
-    hub = [
-        f"hub/{name}"
-        for name in ("package.json", "package-lock.json", "start.py", "jupyterhub_config.py", "class.toml")
-    ]
-    course = copy_course(tmp_path / "course", [LESSON], extra=(*MAKE_FILES, "autograde/roster-example.csv", *hub))
-    shutil.copytree(ROOT / "notebooks" / LESSON, course / "notebooks" / LESSON)
+    """A fresh clone's course folder: every file git tracks (as in this work tree), with lesson 01 the only
+    lesson, and the course's .venv (the packages' code is the .venv's); and a home with an LMS download of
+    the lesson: one full and one half-answered submission."""
+    course = tmp_path / "course"
+    tracked = subprocess.run(["git", "ls-files"], cwd=ROOT, capture_output=True, text=True, check=True).stdout
+    for name in tracked.splitlines():
+        parts = name.split("/")
+        if parts[0] in ("solutions", "notebooks") and len(parts) > 2 and parts[1] != LESSON:
+            continue
+        if name.startswith(INSTALLED) and not name.endswith((".md", ".csv")):
+            continue  # the course's packages come from its .venv, installed from this work tree
+        if (ROOT / name).is_file():
+            (course / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(ROOT / name, course / name)
     ready_for_make(course)
     downloads = tmp_path / "home" / "Downloads" / LESSON
     downloads.mkdir(parents=True)
