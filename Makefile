@@ -1,5 +1,5 @@
 # Attention, from the dot product up.
-#   make lab   set up .venv on first use, then open JupyterLab on the student notebooks
+#   make lab   set up .venv on first use, then open JupyterLab on the student notebooks (notebooks/)
 #   make test  the same set-up, then the whole test suite (make test-fast: the everyday tier)
 SHELL := /bin/bash
 PYTHON ?= python3
@@ -25,8 +25,17 @@ $(STAMP): requirements.txt pyproject.toml
 	($(PIP) uv==0.13.9 && $(UV) -r requirements.txt && $(UV) --no-deps -e .) || ($(PIP) -r requirements.txt && $(PIP) --no-deps -e .)
 	@touch $@
 
+# A notebook saved as HTML (File > Save and Export Notebook As > HTML) carries its maths as MathML: it renders offline.
+LAB_FLAGS := --HTMLExporter.preprocessors=attention_course.offline_maths.MathML $(ROOT_FLAG)
+
+# Students: JupyterLab on the lessons (notebooks/), nothing else of the repository in view.
 lab: $(STAMP)
-	$(BIN)/jupyter lab --ServerApp.root_dir=. --LabApp.default_url=/lab/tree/notebooks $(ROOT_FLAG)
+	$(BIN)/jupyter lab --ServerApp.root_dir=notebooks $(LAB_FLAGS)
+
+# Instructors: JupyterLab on the whole course, opening nbgrader's formgrader (it needs the course root in view).
+.PHONY: formgrader lms
+formgrader: $(STAMP)
+	$(BIN)/jupyter lab --ServerApp.root_dir=. --LabApp.default_url=/formgrader $(LAB_FLAGS)
 
 test: $(STAMP) browser-deps
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
@@ -38,14 +47,18 @@ test-fast: $(STAMP)
 
 # Build each solution notebook from its text source, then regenerate notebooks/ with nbgrader generate_assignment.
 release: $(STAMP)
-	$(BIN)/python -m course_dev.release
+	$(BIN)/python -m course_dev.release --root $(CURDIR)
 
 student-bundle: $(STAMP)
 	$(BIN)/python -m course_dev.bundle dist/student-bundle
 
 # Grade a class: make grade LESSON=01_why_attention SUBMISSIONS=<LMS download folder>|exchange [GRADE_ARGS="--workers 4"]
 grade: $(STAMP)
-	$(BIN)/python -m autograde $(LESSON) $(SUBMISSIONS) $(GRADE_ARGS)
+	$(BIN)/python -m autograde $(LESSON) $(SUBMISSIONS) --root $(CURDIR) $(GRADE_ARGS)
+
+# Final grades for an LMS: make lms LMS=canvas|moodle ROSTER=roster.csv [OUT=grading/canvas.csv]
+lms: $(STAMP)
+	$(BIN)/python -m autograde.lms $(LMS) $(ROSTER) $(or $(OUT),grading/$(LMS).csv) --root $(CURDIR)
 
 # Notebook run times, grading throughput, widget latency, peak memory -> benchmarks/results.json
 # (e.g. make bench BENCH_ARGS="--only notebooks,memory --repeat 1"; see README "Performance").

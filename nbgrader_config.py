@@ -1,5 +1,6 @@
 """nbgrader course configuration. The course root is this folder, wherever it is cloned."""
 
+import importlib.util
 import os
 
 c = get_config()  # noqa: F821  (provided by traitlets)
@@ -24,9 +25,41 @@ c.CourseDirectory.db_url = os.environ.get(
     "ATTENTION_COURSE_DB", "sqlite:///" + os.path.join(ROOT, STATE, "gradebook.db")
 )
 
-# The class hub's nbgrader exchange (hub/jupyterhub_config.py sets this for instructors), for `make grade … exchange`.
-if os.environ.get("ATTENTION_COURSE_EXCHANGE"):
-    c.Exchange.root = os.environ["ATTENTION_COURSE_EXCHANGE"]
+# The nbgrader exchange for `make grade … SUBMISSIONS=exchange` and `nbgrader collect`: the one the class hub
+# gives its instructors (ATTENTION_COURSE_EXCHANGE), else the demo hub's (`make hub`: .hub/exchange) when it exists.
+DEMO_EXCHANGE = os.path.join(ROOT, ".hub", "exchange")
+EXCHANGE = os.environ.get("ATTENTION_COURSE_EXCHANGE") or (DEMO_EXCHANGE if os.path.isdir(DEMO_EXCHANGE) else "")
+if EXCHANGE:
+    c.Exchange.root = EXCHANGE
+if EXCHANGE == DEMO_EXCHANGE:
+    # The demo hub runs every user's server as one Unix user, so every submission is "owned" by that user and
+    # nbgrader's owner check would call each one a cheating attempt. With real accounts, leave it on.
+    c.ExchangeCollect.check_owner = False
+
+# Feedback pages, by every route (the grading command, `nbgrader generate_feedback`, the formgrader's Generate
+# Feedback button): nbgrader's GenerateFeedback with these preprocessors (autograde/feedback.py) and the
+# course's template (autograde/templates/feedback/): no hidden test, questions named, "pending" for answers
+# that wait for a human. Every HTML page nbgrader writes draws its maths as MathML (no MathJax from the
+# internet); the formgrader shows each free answer's rubric from the solution.
+c.GenerateFeedback.preprocessors = [
+    "autograde.feedback.GradesOrPending",
+    "nbconvert.preprocessors.CSSHTMLHeaderPreprocessor",
+    "autograde.feedback.HideHiddenTests",
+    "autograde.feedback.NameQuestions",
+]
+
+
+def module_dir(module):
+    """The folder of an installed module, found without running it (every nbgrader command reads this file)."""
+    return os.path.dirname(importlib.util.find_spec(module).origin)
+
+
+c.HTMLExporter.extra_template_basedirs = [
+    os.path.join(module_dir("autograde.feedback"), "templates"),  # the course's feedback page; no MathJax from a CDN
+    os.path.join(module_dir("nbgrader"), "server_extensions", "formgrader", "templates"),  # the formgrader's own
+]
+c.HTMLExporter.preprocessors = ["attention_course.offline_maths.MathML", "autograde.feedback.RubricBeside"]
+c.RubricBeside.source = os.path.join(ROOT, "solutions")
 
 # Per-cell limit while grading (Execute.timeout wins over ExecutePreprocessor.timeout).
 c.Execute.timeout = 60

@@ -340,6 +340,7 @@ def run(args):
     # report
     columns = report.graded_cells([released[nb] for nb in notebooks])
     rows = report.rows_for(entries, results, scores, columns, reviewed)
+    rows += report.not_submitted_rows(set((roster or {}).values()) | gradebook.student_ids(course), rows, columns)
     report.write(out, lesson, columns, rows, isolation)
     phase("report", t)
     sandbox.clean_stale()  # scratch folders of workers that ended without their own clean-up

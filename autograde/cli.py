@@ -7,6 +7,7 @@ gradebook (one transaction per student) -> feedback -> report.
 import argparse
 import os
 import sys
+from pathlib import Path
 
 from .batch import isolation_of, limits_from, run  # noqa: F401  (the steps live in batch.py)
 from .course import PACKAGE
@@ -39,13 +40,25 @@ def parse_args(argv):
         action="store_true",
         help="run student code without the sandbox (only where bubblewrap cannot run)",
     )
-    parser.add_argument("--roster", help="CSV with columns name,id mapping LMS names to student ids")
+    parser.add_argument(
+        "--roster", help="the course roster: student_id,name,... (autograde/roster-example.csv); maps LMS names to ids"
+    )
     parser.add_argument("--db-url", help="gradebook URL (default: db_url of nbgrader_config.py)")
     parser.add_argument("--out", help="report folder (default STATE/runs/LESSON)")
     parser.add_argument("--force", action="store_true", help="grade every submission again, even unchanged ones")
-    parser.add_argument("--root", default=str(PACKAGE.parent), help="course root (default: this repository)")
+    parser.add_argument(
+        "--root",
+        default=str(default_root()),
+        help="course root (default: the current folder if it is a course, else this repository)",
+    )
     parser.add_argument("--quiet", action="store_true", help="no progress lines")
     return parser.parse_args(argv)
+
+
+def default_root():
+    """The course the command is typed in (a folder with nbgrader_config.py), else the one this package belongs to."""
+    here = Path.cwd()
+    return here if (here / "nbgrader_config.py").is_file() else PACKAGE.parent
 
 
 def main(argv=None):

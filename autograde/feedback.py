@@ -1,36 +1,116 @@
-"""Step 5, feedback: nbgrader's feedback page without the hidden tests.
+"""Step 5, feedback: the course's feedback page, made by nbgrader's own GenerateFeedback.
 
-nbgrader's own GenerateFeedback shows the source of the hidden tests (and their tracebacks quote
-it); `HideHiddenTests` removes both. Students who could not be graded get a short page saying so.
+Every way to make feedback gives the same page: the grading command, `nbgrader generate_feedback` and
+the formgrader's Generate Feedback button all run nbgrader's GenerateFeedback with the preprocessors
+that nbgrader_config.py lists and the course's template (autograde/templates/feedback/):
+
+* `GradesOrPending` (nbgrader's GetGrades) also marks free answers that wait for a human: "pending";
+* `HideHiddenTests` (nbgrader's ClearHiddenTests) removes the hidden tests and the tracebacks that quote them;
+* `NameQuestions` names every graded cell after the lesson's heading or question (`Q3`, `Exercise 1.2 — …`);
+* `attention_course.offline_maths.MathML` draws the maths without the internet.
+
+The formgrader also shows each free answer's rubric, from the solution notebook (`RubricBeside`); that one
+runs in the formgrader only, never in a page a student gets. Students who could not be graded get a
+short page saying so (`failure_page`).
 """
 
 import html
 import os
 import re
+from pathlib import Path
 
-HIDDEN = re.compile(r"[ \t]*### BEGIN HIDDEN TESTS.*?### END HIDDEN TESTS[ \t]*\n?", re.S)
+from nbgrader.preprocessors import ClearHiddenTests, GetGrades, NbGraderPreprocessor
+from traitlets import Unicode
 
-
-def hide_hidden_tests_class():
-    from nbgrader.preprocessors import NbGraderPreprocessor
-
-    class HideHiddenTests(NbGraderPreprocessor):
-        """Remove the hidden tests' source from test cells, and their tracebacks (which quote it)."""
-
-        def preprocess_cell(self, cell, resources, index):
-            m = cell.metadata.get("nbgrader", {})
-            if m.get("grade") and not m.get("solution"):
-                if "### BEGIN HIDDEN TESTS" in cell.source:
-                    cell.source = HIDDEN.sub("# (hidden tests were run here)\n", cell.source)
-                for output in cell.get("outputs", []):
-                    if output.get("output_type") == "error":
-                        output["traceback"] = [f"{output.get('ename', 'Error')}: {output.get('evalue', '')}"]
-            return cell, resources
-
-    return HideHiddenTests
+HIDDEN_NOTE = "# (hidden tests ran here when your work was graded)"
 
 
-_CLASS = None
+def _meta(cell):
+    return cell.metadata.get("nbgrader") or {}
+
+
+class GradesOrPending(GetGrades):
+    """nbgrader's GetGrades, and for each graded cell whether its score still waits for a human."""
+
+    def _get_score(self, cell, resources):
+        super()._get_score(cell, resources)
+        ids = (_meta(cell)["grade_id"], self.notebook_id, self.assignment_id, self.student_id)
+        grade = self.gradebook.find_grade(*ids)
+        pending = bool(grade.needs_manual_grade and grade.manual_score is None)
+        cell.metadata.nbgrader["pending"] = pending
+        if pending:
+            resources["nbgrader"]["pending"] = resources["nbgrader"].get("pending", 0) + grade.max_score
+
+
+class HideHiddenTests(ClearHiddenTests):
+    """nbgrader's ClearHiddenTests for pages students read: the hidden tests go, a note says where they ran,
+    and a failing test cell shows its message alone (its traceback would quote the hidden code)."""
+
+    def preprocess_cell(self, cell, resources, index):
+        before = cell.source
+        cell, resources = super().preprocess_cell(cell, resources, index)
+        if cell.source != before:
+            cell.source = cell.source.rstrip("\n") + "\n" + HIDDEN_NOTE
+        if _meta(cell).get("grade") and not _meta(cell).get("solution"):
+            for output in cell.get("outputs", []):
+                if output.get("output_type") == "error":
+                    output["traceback"] = [f"{output.get('ename', 'Error')}: {output.get('evalue', '')}"]
+        return cell, resources
+
+
+HEADING = re.compile(r"^\s*#{1,6}\s+(.+?)\s*$")
+QUESTION = re.compile(r"^\s*\*\*(.+?)\*\*")
+POINTS = re.compile(r"\s*\((\d+(\.\d+)?\s+points?|graded by hand)[^)]*\)\s*|[.:]\s*$")
+
+
+def question_title(text):
+    """'Q3 (1 point).' -> 'Q3'; 'Exercise 1.1 — one RNN step (2 points)' -> 'Exercise 1.1 — one RNN step'."""
+    return POINTS.sub("", text).strip(" .:*") or text.strip()
+
+
+class NameQuestions(NbGraderPreprocessor):
+    """Each graded cell gets `nbgrader.title`: the last heading or bold question label above it."""
+
+    def preprocess(self, nb, resources):
+        title = ""
+        for cell in nb.cells:
+            if cell.cell_type == "markdown" and not _meta(cell).get("solution"):
+                for line in cell.source.splitlines():
+                    found = HEADING.match(line) or QUESTION.match(line)
+                    if found:
+                        title = question_title(found.group(1))
+            meta = _meta(cell)
+            if meta.get("grade") or meta.get("task"):
+                meta["title"] = title or meta.get("grade_id", "")
+        return nb, resources
+
+
+class RubricBeside(NbGraderPreprocessor):
+    """Formgrader only: under each free answer, the model answer and rubric of the solution notebook."""
+
+    source = Unicode("", help="the course's source folder (solutions/)").tag(config=True)
+
+    def preprocess(self, nb, resources):
+        in_formgrader = getattr(self.parent, "template_name", "") == "formgrade" and "submission_id" in resources
+        path = Path(self.source) / resources.get("assignment_id", "") / f"{resources.get('notebook_id', '')}.ipynb"
+        if not in_formgrader or not path.is_file():
+            return nb, resources
+        import nbformat
+
+        rubrics = {
+            _meta(c)["grade_id"]: c.source
+            for c in nbformat.read(str(path), as_version=4).cells
+            if _meta(c).get("solution") and _meta(c).get("grade") and c.cell_type == "markdown"
+        }
+        for cell in nb.cells:
+            rubric = rubrics.get(_meta(cell).get("grade_id"))
+            if cell.cell_type == "markdown" and rubric:
+                quoted = "\n".join("> " + line for line in rubric.replace("### BEGIN SOLUTION", "").splitlines())
+                quoted = quoted.replace("> ### END SOLUTION", ">")
+                cell.source += f"\n\n---\n\n**Rubric** (from the solution; students never see it):\n\n{quoted}\n"
+        return nb, resources
+
+
 _EXPORTER = None
 
 
@@ -52,21 +132,18 @@ def cached_exporter_class():
 
 
 def generate(config, root, lesson, student, autograded, feedback, db_url):
-    """nbgrader GenerateFeedback for one student: autograded/<student>/<lesson>/ -> feedback/..."""
-    global _CLASS, _EXPORTER
-    from nbconvert.preprocessors import CSSHTMLHeaderPreprocessor
+    """nbgrader GenerateFeedback for one student: autograded/<student>/<lesson>/ -> feedback/...
+    With the course's configuration (nbgrader_config.py), so the page is the one the formgrader's button makes."""
+    global _EXPORTER
     from nbgrader.converters import GenerateFeedback
     from nbgrader.coursedir import CourseDirectory
-    from nbgrader.preprocessors import GetGrades
     from traitlets.config import Config
 
-    _CLASS = _CLASS or hide_hidden_tests_class()
     _EXPORTER = _EXPORTER or cached_exporter_class()
     config = Config(config)
     config.merge(
         Config(
             {
-                "GenerateFeedback": {"preprocessors": [GetGrades, CSSHTMLHeaderPreprocessor, _CLASS]},
                 "CourseDirectory": {
                     "root": str(root),
                     "autograded_directory": str(autograded),
@@ -94,8 +171,8 @@ def generate(config, root, lesson, student, autograded, feedback, db_url):
 
 def failure_page(student, lesson, reason):
     return (
-        f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>{html.escape(lesson)}: {html.escape(student)}"
-        f"</title></head><body><h1>{html.escape(lesson)}</h1><p>Your submission could not be graded automatically: "
-        f"<b>{html.escape(reason)}</b>.</p><p>Your instructor will look at it; nothing you submitted was lost."
-        "</p></body></html>"
+        f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><title>{html.escape(lesson)}: "
+        f"{html.escape(student)}</title></head><body><h1>{html.escape(lesson)}</h1><p>Your submission could not be "
+        f"graded automatically: <b>{html.escape(reason)}</b>.</p><p>Your instructor will look at it; nothing you "
+        "submitted was lost.</p></body></html>"
     )

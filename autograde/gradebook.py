@@ -195,6 +195,14 @@ def commit(course, lesson, student, results):
                 gb.find_comment(name, nb_name, lesson, student).auto_comment = text
 
 
+def student_ids(course):
+    """nbgrader's student list (formgrader's Manage Students, `nbgrader db student import`, the hub's class)."""
+    from nbgrader.api import Gradebook
+
+    with Gradebook(course.db_url, course.course_id) as gb:
+        return {student.id for student in gb.students}
+
+
 def read_scores(course, lesson, students):
     """{student: {grade cell: (score or None if waiting for a human, max)}} and a fingerprint per
     student of everything feedback shows (to know when a page must be made again)."""

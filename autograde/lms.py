@@ -1,13 +1,17 @@
 """Grades an LMS accepts: a Canvas gradebook CSV and a Moodle grade-import CSV, from the nbgrader gradebook.
 
-    python -m autograde.lms canvas roster.csv canvas_grades.csv [--db-url URL]
-    python -m autograde.lms moodle roster.csv moodle_grades.csv [--db-url URL]
+    make lms LMS=canvas ROSTER=roster.csv            (writes grading/canvas.csv)
+    python -m autograde.lms canvas roster.csv canvas_grades.csv [--db-url URL] [--root COURSE]
+    python -m autograde.lms moodle roster.csv moodle_grades.csv
 
-roster.csv (one row per student; export it from your LMS and add the nbgrader id):
+The course has one roster format, the same file for `--roster` of the grading command and for this export
+(autograde/roster-example.csv), one row per student:
     student_id,name,email,lms_id,sis_user_id,sis_login_id,section
-`student_id` is the nbgrader/JupyterHub id; `lms_id` is Canvas's numeric user ID; the SIS columns and
-`section` are copied as they are (leave empty if unused). Points are autograded plus hand-given points of
-each lesson's latest graded submission; a lesson a student did not submit counts 0 and is reported.
+`student_id` is the nbgrader/JupyterHub id (the header `id` is read as `student_id`, as older rosters had it);
+`name` is the name your LMS shows and puts in download file names; `lms_id` is Canvas's numeric user ID; the
+SIS columns and `section` are copied as they are. Only `student_id` is required; leave unused columns empty.
+Points are autograded plus hand-given points of each lesson's latest graded submission; a lesson a student
+did not submit counts 0 and is reported.
 """
 
 import argparse
@@ -16,6 +20,10 @@ import sys
 from pathlib import Path
 
 from nbgrader.api import Gradebook, MissingEntry
+
+from .cli import default_root
+
+ROOT = Path(__file__).resolve().parents[1]
 
 # Canvas: the first five columns of its gradebook export/import, then one column per assignment (the
 # lesson id); the second row gives each assignment's points possible (the identity columns are left empty there).
@@ -27,12 +35,21 @@ MOODLE_ID_COLUMNS = ["First name", "Last name", "ID number", "Email address"]
 MOODLE_TOTAL = "Course total (Real)"
 
 
+ID_ALIASES = ("student_id", "id", "username")  # the first is the course's; the others older rosters' headers
+
+
 def read_roster(path):
+    """The roster's rows as dictionaries with lower-case keys, `student_id` filled from an alias if needed."""
     with open(path, newline="", encoding="utf-8-sig") as handle:
-        rows = list(csv.DictReader(handle))
-    if not rows or "student_id" not in rows[0]:
-        raise SystemExit(f"{path}: a roster needs a header with at least student_id (see --help)")
-    return rows
+        rows = [{k.strip().lower(): (v or "").strip() for k, v in row.items() if k} for row in csv.DictReader(handle)]
+    if not rows or not any(alias in rows[0] for alias in ID_ALIASES):
+        raise SystemExit(
+            f"{path}: a roster needs a header with at least student_id, e.g.\n"
+            "student_id,name,email,lms_id,sis_user_id,sis_login_id,section (see autograde/roster-example.csv)"
+        )
+    for row in rows:
+        row["student_id"] = next((row[a] for a in ID_ALIASES if row.get(a)), "")
+    return [row for row in rows if row["student_id"]]
 
 
 def lesson_points(db_url, lessons=None):
@@ -103,8 +120,11 @@ def main(argv=None):
     parser.add_argument("roster")
     parser.add_argument("out")
     parser.add_argument("--db-url", help="the gradebook (default: the course's, from nbgrader_config.py)")
+    parser.add_argument(
+        "--root", default=str(default_root()), help="course root (default: the current folder if it is a course)"
+    )
     args = parser.parse_args(argv)
-    db_url = args.db_url or course_db_url()
+    db_url = args.db_url or course_db_url(args.root)
     missing = export(args.kind, args.roster, args.out, db_url)
     print(
         f"wrote {args.out} ({args.kind})"
@@ -112,11 +132,10 @@ def main(argv=None):
     )
 
 
-def course_db_url():
-    from traitlets.config.loader import PyFileConfigLoader
+def course_db_url(root=ROOT):
+    from .course import Course
 
-    root = Path(__file__).resolve().parents[1]
-    return PyFileConfigLoader("nbgrader_config.py", path=str(root)).load_config().CourseDirectory.db_url
+    return Course(root).db_url
 
 
 if __name__ == "__main__":

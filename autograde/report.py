@@ -56,6 +56,18 @@ def rows_for(entries, results, scores, columns, reviewed):
     return rows
 
 
+NOT_SUBMITTED = "not submitted"
+
+
+def not_submitted_rows(expected, rows, columns):
+    """A row for each expected student (the roster, nbgrader's student list) who has no row: nothing was submitted."""
+    have = {r["student"] for r in rows}
+    blank = {"file": "", **{cid: "" for cid, _ in columns}, "total": "", "max": fmt(sum(p for _, p in columns))}
+    return [
+        {"student": s, **blank, "status": NOT_SUBMITTED, "flags": "", "notes": ""} for s in sorted(set(expected) - have)
+    ]
+
+
 def write(out, lesson, columns, rows, isolation):
     fields = ["student", "file"] + [cid for cid, _ in columns] + ["total", "max", "status", "flags", "notes"]
     tmp = out / "grades.csv.tmp"
@@ -74,7 +86,8 @@ def _kind(status):
 def write_summary(out, lesson, columns, rows, isolation):
     graded = [r for r in rows if _kind(r["status"]) in ("graded", "needs manual grading")]
     lines = [
-        f"Lesson {lesson}: {len(rows)} submitted files, {len({r['student'] for r in rows})} students",
+        f"Lesson {lesson}: {sum(r['status'] != NOT_SUBMITTED for r in rows)} submitted files, "
+        f"{len({r['student'] for r in rows})} students",
         f"Isolation: {isolation}",
         "",
     ]
@@ -87,10 +100,13 @@ def write_summary(out, lesson, columns, rows, isolation):
     for cid, points in columns:
         values = [float(r[cid]) for r in graded if r[cid] != ""]
         pending = sum(r[cid] == "" for r in graded)
-        mean = sum(values) / len(values) if values else float("nan")
-        full = sum(v >= points for v in values) / len(values) if values else float("nan")
-        zero = sum(v == 0 for v in values) / len(values) if values else float("nan")
-        lines.append(f"{cid:<32} {points:>4g} {len(values):>4} {mean:>6.2f} {full:>6.0%} {zero:>6.0%} {pending:>8}")
+        if values:
+            mean = f"{sum(values) / len(values):.2f}"
+            full = f"{sum(v >= points for v in values) / len(values):.0%}"
+            zero = f"{sum(v == 0 for v in values) / len(values):.0%}"
+        else:  # nobody has a score for it yet (a free answer waiting for a human): nothing to average
+            mean = full = zero = "-"
+        lines.append(f"{cid:<32} {points:>4g} {len(values):>4} {mean:>6} {full:>6} {zero:>6} {pending:>8}")
     totals = [float(r["total"]) for r in graded if r["total"] != ""]
     if totals:
         lines += [
@@ -110,11 +126,16 @@ def write_summary(out, lesson, columns, rows, isolation):
             "reviewed.txt once checked):",
         ]
         lines += [f"  {r['student']}: {r['flags']}" for r in flagged]
-    other = [r for r in rows if _kind(r["status"]) not in ("graded", "needs manual grading", "failed to run")]
+    other = [
+        r for r in rows if _kind(r["status"]) not in ("graded", "needs manual grading", "failed to run", NOT_SUBMITTED)
+    ]
     if other:
         lines += ["", "Files not graded themselves:"] + [
             f"  {r['student']} ({r['file']}): {r['status']}" for r in other
         ]
+    missing = [r["student"] for r in rows if r["status"] == NOT_SUBMITTED]
+    if missing:
+        lines += ["", "Not submitted (on the roster or in nbgrader's student list): " + ", ".join(missing)]
     manual = [r["student"] for r in rows if r["status"] == "needs manual grading"]
     if manual:
         lines += ["", "Needs manual grading (nbgrader formgrader, or review the flags): " + ", ".join(manual)]

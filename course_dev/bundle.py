@@ -2,18 +2,50 @@
 
     python -m course_dev.bundle dist/student-bundle      -> that folder and dist/student-bundle.zip
 
-Contents: notebooks/, the helper package, requirements.txt, pyproject.toml, a student Makefile and
-README. Never: solutions/, tests/, autograde/ (gradebook, submissions), course_dev/, tools/.
+Contents: notebooks/, the helper package, pyproject.toml, a student Makefile and README (tools/student/), and
+requirements.txt / environment.yml with the course's runtime packages only (`STUDENT_PACKAGES`), at the
+course's pins. Never: solutions/, tests/, autograde/ (gradebook, submissions), course_dev/, tools/, and none
+of the instructor's or developer's tools (jupyterhub, pytest, playwright, ruff, a database driver).
 """
 
+import re
 import shutil
 import sys
 from pathlib import Path
 
 from course_dev.paths import ROOT
 
-STUDENT_FILES = ["notebooks", "attention_course", "requirements.txt", "pyproject.toml", "environment.yml"]
+STUDENT_FILES = ["notebooks", "attention_course", "pyproject.toml"]
+# What the notebooks and JupyterLab need on a student's machine. nbgrader gives the Validate button and the
+# exchange's Assignment List; nbconvert and nbclient run a notebook headless; latex2mathml draws the maths of a
+# notebook saved as HTML.
+STUDENT_PACKAGES = [
+    "numpy",
+    "torch",
+    "matplotlib",
+    "ipywidgets",
+    "ipykernel",
+    "jupyterlab",
+    "notebook",
+    "nbgrader",
+    "nbclient",
+    "nbformat",
+    "nbconvert",
+    "latex2mathml",
+]
 IGNORE = shutil.ignore_patterns("__pycache__", "*.pyc", ".ipynb_checkpoints", "*.egg-info")
+PIN = re.compile(r"^(\s*-\s*)?([A-Za-z0-9_.-]+)==")
+
+
+def only_runtime(text):
+    """The lines of a pins file (requirements.txt or environment.yml) that are not another package's pin."""
+    keep = []
+    for line in text.splitlines():
+        pin = PIN.match(line)
+        if pin and pin.group(2).lower() not in STUDENT_PACKAGES:
+            continue
+        keep.append(line)
+    return "\n".join(keep) + "\n"
 
 
 def build(dest):
@@ -27,6 +59,9 @@ def build(dest):
             shutil.copytree(src, dest / name, ignore=IGNORE)
         else:
             shutil.copy(src, dest / name)
+    for pins in ("requirements.txt", "environment.yml"):
+        note = "# The student copy (course_dev/bundle.py): the course's runtime packages only, at its pins.\n"
+        (dest / pins).write_text(note + only_runtime((ROOT / pins).read_text()))
     shutil.copy(ROOT / "tools" / "student" / "Makefile", dest / "Makefile")
     shutil.copy(ROOT / "tools" / "student" / "README.md", dest / "README.md")
     archive = shutil.make_archive(str(dest), "zip", root_dir=dest.parent, base_dir=dest.name)

@@ -17,9 +17,12 @@ HUB_STATE; on a real server use system accounts (LocalProcessSpawner) or contain
 """
 
 import os
+import shutil
 import sys
 import tomllib
 from pathlib import Path
+
+from tornado.web import RedirectHandler
 
 c = get_config()  # noqa: F821  (provided by traitlets)
 
@@ -71,6 +74,14 @@ c.Spawner.environment = {"PATH": f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}
 c.Spawner.http_timeout = 60
 c.Spawner.start_timeout = 120
 
+# nbgrader's formgrader, in its own tab, links a lesson's folder and its Preview to /tree/… without the
+# server's /user/<name>/ prefix (its links assume a server at the root). The hub sends such a link on to
+# the user's own server. (The hub adds its /hub/ prefix to these patterns. JupyterHub logs that
+# extra_handlers is deprecated in favour of services, but a service only answers under /services/.)
+c.JupyterHub.extra_handlers = [
+    (r"/(tree|notebooks|edit)/(.*)", RedirectHandler, {"url": "/hub/user-redirect/lab/tree/{1}", "permanent": False})
+]
+
 
 def nbgrader_config(name):
     """Each user's nbgrader configuration: the course, the exchange, who they are; the course root for instructors."""
@@ -78,25 +89,65 @@ def nbgrader_config(name):
         f"c.CourseDirectory.course_id = {CLASS['course_id']!r}",
         f"c.Exchange.root = {str(EXCHANGE)!r}",
         f"c.CourseDirectory.student_id = {name!r}",
-    ]  # the demo servers share one Unix user
+        # The demo servers share one Unix user: every submission is owned by it, and nbgrader's owner check
+        # would call each one a cheating attempt. With system accounts or containers, leave it on.
+        "c.ExchangeCollect.check_owner = False",
+    ]
     if name in INSTRUCTORS:
         lines.append(f"load_subconfig({str(COURSE_ROOT / 'nbgrader_config.py')!r})")
         lines.append("c.CourseDirectory.student_id = '*'")
     return "c = get_config()  # noqa: F821\n" + "\n".join(lines) + "\n"
 
 
+def server_config(home):
+    """Each user's Jupyter server: terminals start with the course's shell set-up (below); a notebook saved
+    as HTML carries its maths as MathML, so it renders without the internet."""
+    shell = [shutil.which("bash") or "/bin/bash", "--rcfile", str(home / ".course_shell"), "-i"]
+    return (
+        "c = get_config()  # noqa: F821\n"
+        f"c.ServerApp.terminado_settings = {{'shell_command': {shell!r}}}\n"
+        "c.HTMLExporter.preprocessors = ['attention_course.offline_maths.MathML']\n"
+    )
+
+
+def shell_setup(name):
+    """A terminal's start-up: the course's .venv first on PATH (a login shell would reset PATH), and for
+    instructors the course folder, where `make grade …` and `make lms …` run."""
+    lines = ["[ -f /etc/bash.bashrc ] && . /etc/bash.bashrc", f'export PATH="{BIN}:$PATH"']
+    if name in INSTRUCTORS:
+        lines.append(f'case "$PWD/" in "{COURSE_ROOT}/"*) ;; *) cd "{COURSE_ROOT}" ;; esac')
+    return "# Written by hub/jupyterhub_config.py at every start of this server.\n" + "\n".join(lines) + "\n"
+
+
+START_HERE = """# Your lessons
+
+Your lessons come from your instructor through nbgrader: open the menu **Nbgrader → Assignment List**.
+
+1. Under *Released assignments*, **Fetch** a lesson: its folder appears here, in your home.
+2. Open its notebook and work through it. The **Validate** button runs all its visible checks.
+3. When you are done, save, then **Submit** in the Assignment List. You can submit again until the deadline:
+   the latest submission is graded.
+4. After grading, **Fetch Feedback** there: the page is in the lesson's `feedback/` folder here
+   (open it with a double click; *Open in New Browser Tab* shows it full size).
+"""
+
+
 def prepare_home(spawner):
-    """Before a server starts: its home, its nbgrader configuration, and (instructors) the course folder."""
+    """Before a server starts: its home, its configuration, and (instructors) the course folder."""
     name = spawner.user.name
     home = Path(spawner.home_dir)
     (home / ".jupyter").mkdir(parents=True, exist_ok=True)
     (home / ".jupyter" / "nbgrader_config.py").write_text(nbgrader_config(name))
+    (home / ".jupyter" / "jupyter_server_config.py").write_text(server_config(home))
+    (home / ".course_shell").write_text(shell_setup(name))
     if name in INSTRUCTORS:
         spawner.notebook_dir = str(COURSE_ROOT)  # formgrader needs the course inside the server's root
         extra = {"ATTENTION_COURSE_EXCHANGE": str(EXCHANGE)}  # for `make grade … exchange` in a terminal
         if os.environ.get("ATTENTION_COURSE_DB"):
             extra["ATTENTION_COURSE_DB"] = os.environ["ATTENTION_COURSE_DB"]
         spawner.environment = dict(spawner.environment, **extra)
+    elif not (home / "START_HERE.md").exists():
+        (home / "START_HERE.md").write_text(START_HERE)  # an empty home says where the lessons are
 
 
 c.Spawner.pre_spawn_hook = prepare_home

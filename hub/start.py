@@ -29,6 +29,19 @@ def passwords():
     )
 
 
+def enrol(course_root, students):
+    """Put the class (hub/class.toml) in nbgrader's student list: the formgrader lists them, and the grading
+    command gives each a row in grades.csv, `not submitted` for those who did not hand a lesson in."""
+    from nbgrader.api import Gradebook
+
+    from autograde.course import Course
+
+    course = Course(course_root)
+    with Gradebook(course.db_url, course.course_id) as gradebook:
+        for student in students:
+            gradebook.update_or_create_student(student)
+
+
 def main():
     if not (HERE / "node_modules" / ".bin" / "configurable-http-proxy").exists():
         raise SystemExit(
@@ -37,6 +50,7 @@ def main():
     student, instructor = passwords()
     cls = tomllib.loads((HERE / "class.toml").read_text())
     port = os.environ.get("HUB_PORT", "8000")
+    enrol(os.environ.get("HUB_COURSE_ROOT", HERE.parent), cls["students"])
     print(
         f"JupyterHub for {cls['course_id']} at http://127.0.0.1:{port}/\n"
         f"  students {', '.join(cls['students'])}: password {student}\n"

@@ -72,3 +72,68 @@ def test_leak_check_would_see_a_leak():
         text = file_text(solution_path(lesson))
         missing = [line for line in secret_lines(lesson, public) if line not in text]
         assert not missing, f"{lesson}: the leak check cannot see {missing[:3]}"
+
+
+def test_bundle_pins_are_the_runtime_at_the_course_pins(bundle):
+    """The bundle's requirements are the course's runtime packages, at exactly the course's pins, and nothing else."""
+    from course_dev.bundle import STUDENT_PACKAGES
+
+    def pins(text):
+        return dict(re.findall(r"^\s*(?:-\s*)?([A-Za-z0-9_.-]+)==(\S+)", text, re.M))
+
+    folder, _ = bundle
+    course = pins((ROOT / "requirements.txt").read_text())
+    for name in ("requirements.txt", "environment.yml"):
+        student = pins((folder / name).read_text())
+        assert sorted(student) == sorted(STUDENT_PACKAGES), f"{name}: {sorted(student)}"
+        assert all(course[p] == v for p, v in student.items()), f"{name} pins differ from the course's"
+    assert not {"jupyterhub", "pytest", "playwright", "ruff", "psycopg", "jupytext"} & set(student)
+
+
+def test_bundle_readme_covers_hand_in_and_headless_runs(bundle):
+    folder, _ = bundle
+    text = (folder / "README.md").read_text()
+    for needed in ("Handing in", "LMS", "Submit", "make run NB=", "make validate NB=", "Without JupyterLab"):
+        assert needed in text, f"the student README does not say {needed!r}"
+    make = (folder / "Makefile").read_text()
+    assert all(f"\n{target}:" in make for target in ("lab", "run", "validate")), "README's make targets exist"
+
+
+@pytest.mark.slow
+def test_bundle_installs_alone_and_runs_a_notebook(bundle, tmp_path):
+    """A student's machine: the bundle unzipped away from the repository, its own .venv from its own pins
+    (`make venv`), then a notebook run headless as its README says (`make run NB=…`)."""
+    import os
+    import subprocess
+
+    _, archive = bundle
+    with zipfile.ZipFile(archive) as zf:
+        zf.extractall(tmp_path)
+    home = tmp_path / "student-bundle"
+    # a clean environment: not the course's .venv on PATH, no PYTHONPATH or anything else of the test run
+    env = {k: os.environ[k] for k in ("HOME", "LANG", "PIP_FIND_LINKS", "TMPDIR") if k in os.environ}
+    env["PATH"] = "/usr/local/bin:/usr/bin:/bin"
+    lesson = "02_dot_product"
+
+    def make(*args, timeout=600):
+        done = subprocess.run(["make", *args], cwd=home, env=env, capture_output=True, text=True, timeout=timeout)
+        assert done.returncode == 0, f"make {' '.join(args)}:\n{done.stdout[-2000:]}\n{done.stderr[-3000:]}"
+        return done
+
+    make("venv")
+    python = home / ".venv" / "bin" / "python"
+    listed = subprocess.run([python, "-m", "pip", "list"], capture_output=True, text=True).stdout.lower()
+    assert "torch" in listed and "nbgrader" in listed and "jupyterhub" not in listed and "playwright" not in listed
+    located = subprocess.run(
+        [python, "-c", "import attention_course; print(attention_course.__file__)"],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+    ).stdout
+    assert located.startswith(str(home)), f"the bundle's own helper package is used, not the repository's: {located}"
+    make("run", f"NB=notebooks/{lesson}/{lesson}.ipynb", timeout=300)
+    ran = read(home / "notebooks" / lesson / f"{lesson}.ipynb")
+    errors = [c for c in ran.cells if c.cell_type == "code" and any(o.output_type == "error" for o in c.outputs)]
+    assert all(c.metadata.get("nbgrader", {}).get("grade_id") for c in errors), "only answer and test cells fail"
+    assert sum(bool(c.outputs) for c in ran.cells if c.cell_type == "code") > len(errors), "the rest ran"

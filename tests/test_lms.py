@@ -73,3 +73,41 @@ def test_a_roster_without_ids_is_refused(tmp_path):
     bad.write_text("name,email\nAda,ada@example.org\n")
     with pytest.raises(SystemExit, match="student_id"):
         lms.read_roster(bad)
+
+
+def test_one_roster_for_grading_and_export(gradebook, tmp_path):
+    """The documented example roster maps LMS names for the grading command and feeds the export; the older
+    header `id` is read as `student_id`."""
+    from autograde.collect import read_roster as grading_roster
+
+    url, _ = gradebook
+    example = lms.ROOT / "autograde" / "roster-example.csv"
+    assert grading_roster(example)["ada lovelace"] == "ada", "the grading command maps LMS names through it"
+    lms.export("canvas", example, tmp_path / "canvas.csv", url)
+    rows = read(tmp_path / "canvas.csv")
+    assert [r[0] for r in rows[2:]] == ["Ada Lovelace", "Alan Turing", "Grace Hopper"]
+    old = tmp_path / "old.csv"
+    old.write_text("name,id\nAda Lovelace,ada\n")
+    assert [p["student_id"] for p in lms.read_roster(old)] == ["ada"]
+    assert lms.export("moodle", old, tmp_path / "moodle.csv", url) == []
+    assert read(tmp_path / "moodle.csv")[1][:3] == ["Ada", "Lovelace", "ada"]
+
+
+def test_make_lms_writes_the_export(gradebook, tmp_path):
+    """`make lms LMS=canvas ROSTER=…` as the README types it, against this gradebook."""
+    import os
+    import subprocess
+
+    url, roster = gradebook
+    out = tmp_path / "canvas.csv"
+    env = dict(os.environ, ATTENTION_COURSE_DB=url)
+    done = subprocess.run(
+        ["make", "-s", "lms", "LMS=canvas", f"ROSTER={roster}", f"OUT={out}"],
+        cwd=lms.ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert read(out)[2][0] == "Ada Lovelace" and "wrote" in done.stdout
