@@ -24,7 +24,7 @@ def lesson_params():
 
 
 # The longest xdist groups first, so that the two workers finish together instead of one idling at the end.
-LONG_GROUPS = ["grading", "browser", "hub", *reversed(LESSONS)]  # later lessons take longer to run
+LONG_GROUPS = ["grading", "browser", "hub", "readme", "bundle", *reversed(LESSONS)]  # later lessons take longer to run
 
 
 def pytest_collection_modifyitems(items):
