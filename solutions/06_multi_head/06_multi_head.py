@@ -109,7 +109,7 @@ print(f"           output {two(values).round(3)}, with the two values swapped {t
 
 
 # %% [markdown]
-# One head hands over half of each value, summed, and the result is the same whichever token carried
+# One head hands over just under half of each value, summed, and the result is the same whichever token carried
 # which value. Two heads hand over almost all of each value, in separate coordinates, and the swap shows
 # up in the output. A later layer (here, $W^O$) can use both.
 
@@ -419,7 +419,7 @@ checks.passed("multi_head_attention")
 # with $d_{\text{model}} = 4$ and two heads of $d_k = 2$ (fixed random embeddings and weight matrices).
 # Read it from top to bottom:
 # * one product per projection computes every head's queries, keys and values at once; the tint shows
-#   which columns belong to which head (green: head 1, purple: head 2);
+#   which columns belong to which head (green: head 1, pink: head 2);
 # * `split_heads` hands each head its own columns, and each head runs lesson 4's attention on them: its
 #   own scores, its own softmax, its own weights $A_h$;
 # * `merge_heads` puts the heads' outputs side by side, and $W^O$ mixes them: the rows of $W^O$ that

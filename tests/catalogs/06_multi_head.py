@@ -265,7 +265,7 @@ EXERCISES = {
 # own measurements.
 CLAIMS = r"""
 # Section 1: one head sums the two values, so swapping them changes nothing; two heads keep them apart.
-assert a_one[0] + a_one[1] <= 1 and abs(a_one[0] - a_one[1]) < 1e-12
+assert a_one[0] + a_one[1] <= 1 and abs(a_one[0] - a_one[1]) < 1e-12 and 0.45 < a_one[0] < 0.5  # just under half
 assert np.abs(a_one @ values - a_one @ swapped).max() == 0
 assert a1[0] > 0.99 and a2[1] > 0.99 and np.abs(two(values) - two(swapped)).max() > 0.9
 
