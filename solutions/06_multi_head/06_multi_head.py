@@ -711,8 +711,9 @@ checks.passed("MultiHeadAttention")
 #
 # The explorer runs **your** `multi_head_attention` on the dog sentence with fixed random projections
 # ($d_{\text{model}} = 8$, so $W^Q, W^K, W^V, W^O$ are $8 \times 8$) and draws one attention map per head
-# (rows: queries, columns: keys). The row of the query you pick is outlined in every map, and each map's
-# title names the key that this query weighs most in that head, with its weight.
+# (rows: queries, columns: keys, in the same order in every map). The row of the query you pick is
+# outlined in every map, and each map's title names the key that this query weighs most in that head,
+# with its weight.
 #
 # Move the **heads H** slider: the projection matrices stay the same, only the way their columns are
 # grouped into heads changes, from one head of $d_k = 8$ to eight heads of $d_k = 1$.
@@ -730,7 +731,7 @@ class HeadsView(widgets.View):
         self.d_model, self.T = d_model, len(dog)
         self.X = data.embed(dog, d_model)  # (11, 8)
         self.W = [2.0 * rng.standard_normal((d_model, d_model)) / np.sqrt(d_model) for _ in range(4)]
-        self.figures = {}  # number of heads -> its figure and artists, built once: coming back costs no rebuild
+        self.figures = {}  # number of heads -> its figure and artists, all built when the explorer starts
 
     def key(self, heads, query):
         return heads  # one layout per number of heads
@@ -741,8 +742,8 @@ class HeadsView(widgets.View):
         return row * (self.T + 3), col * (self.T + 1)
 
     def build(self, heads, query):
-        if heads not in self.figures:
-            self.figures[heads] = self.make_figure(heads)
+        if not self.figures:  # a change of H then costs a redraw of the labels, not a new figure
+            self.figures = {h: self.make_figure(h) for h in (1, 2, 4, 8)}
         self.parts = self.figures[heads]
         self.dynamic = [self.parts["image"], *self.parts["titles"], *self.parts["outlines"], self.parts["finding"]]
         return self.parts["figure"]
@@ -758,11 +759,12 @@ class HeadsView(widgets.View):
         cmap = plt.get_cmap(plots.SEQUENTIAL).with_extremes(bad="white")
         image = ax.imshow(mosaic, cmap=cmap, vmin=0, vmax=1, interpolation="nearest")
         corners = [self.corner(h) for h in range(heads)]
-        ax.set_xticks([c + t for c in sorted({c for _, c in corners}) for t in range(T)], dog * cols, rotation=90)
+        label_cols = sorted({c for _, c in corners})[: 1 if cols > 2 else cols]  # four maps: keys under the first only
+        ax.set_xticks([c + t for c in label_cols for t in range(T)], dog * len(label_cols), rotation=90)
         ax.set_yticks([r + t for r in sorted({r for r, _ in corners}) for t in range(T)], dog * rows)
         ax.tick_params(length=0)
         ax.set_frame_on(False)
-        ax.set_xlabel("key (column)")
+        ax.set_xlabel("key (column; the same order in every map)")
         ax.set_ylabel("query (row)")
         titles = [ax.text(c + (T - 1) / 2, r - 0.7, "", ha="center", va="bottom", fontsize=9) for r, c in corners]
         outlines = [Rectangle((c - 0.5, r - 0.5), T, 1, fill=False, lw=2) for r, c in corners]
@@ -774,6 +776,7 @@ class HeadsView(widgets.View):
         heading = f"Your multi_head_attention, H = {heads} head{s} of d_k = {self.d_model // heads}"
         fig.text(0.5, 1 - 0.08 / height, heading, ha="center", va="top", fontsize=10)
         finding = fig.text(0.5, 1 - 0.3 / height, "", ha="center", va="top", fontsize=10)
+        plt.close(fig)  # out of pyplot's list, so that the notebook does not show it: the explorer does
         return dict(figure=fig, image=image, mosaic=mosaic, titles=titles, outlines=outlines, finding=finding)
 
     def update(self, heads, query):
