@@ -476,8 +476,8 @@ with ac.student_code("multi_head_attention"):
     heads_flow = A_flow @ Vh  # (2, 3, 2): each head's output
     concat_flow = merge_heads(heads_flow)  # yours: (3, 4)
 
-    fig = plt.figure(figsize=(8.4, 6.1))
-    ax = fig.add_axes([0, 0, 1, 1], xlim=(0, 8.4), ylim=(6.1, 0))
+    fig = plt.figure(figsize=(8.1, 6.1))
+    ax = fig.add_axes([0, 0, 1, 1], xlim=(0, 8.1), ylim=(6.1, 0))
     ax.axis("off")
     middle = 1.5 * CELL_H  # half the height of a 3-row matrix
     left = draw_matrix(ax, X_flow, 0.65, 0.8, "X (one row per token)", labels=flow_tokens)
@@ -887,7 +887,7 @@ with ac.student_code("MultiHeadAttention"):
             layer = MultiHeadAttention(d_cost, H)
             entries[H] = [layer(torch.randn(1, T, d_cost))[1].numel() for T in lengths]
 
-    fig, (memory, count) = plt.subplots(1, 2, figsize=(8.4, 3.5), layout="constrained")
+    fig, (memory, count) = plt.subplots(1, 2, figsize=(8.2, 3.5), layout="constrained")
     for H in entries:
         memory.loglog(lengths, entries[H], "o-", color=plots.color("yours"))
         memory.annotate(
@@ -993,7 +993,7 @@ with ac.student_code("multi_head_attention"):
             f"one head (d_k = 16): 'dog' splits,\n{w_one[0, i_dog, i_barked]:.0%} and {w_one[0, i_dog, i_which]:.0%}",
         ),
     ]
-    fig, axes = plt.subplots(1, 3, figsize=(8.6, 3.9), layout="constrained")
+    fig, axes = plt.subplots(1, 3, figsize=(8.2, 3.9), layout="constrained")
     for ax, (weights, title) in zip(axes, maps):
         plots.attention_heatmap(weights, dog, ax=ax, title=title, annotate=False, colorbar=False)
         ax.set_xlabel("key")

@@ -113,7 +113,7 @@ print(
 weights_diff = (w_dc - w_cd[perm][:, perm]).abs().max().item()
 print(f"max |weights(dog chased cat) − weights(cat chased dog) with rows and columns reordered| = {weights_diff:.1e}")
 
-fig, axes = plt.subplots(1, 2, figsize=(8.4, 3.7), layout="constrained")
+fig, axes = plt.subplots(1, 2, figsize=(8.2, 3.7), layout="constrained")
 plots.attention_heatmap(w_cd, cat_dog, ax=axes[0], title="“The cat chased the dog”", colorbar=False)
 plots.attention_heatmap(w_dc, dog_cat, ax=axes[1], title="“The dog chased the cat”", colorbar=False)
 fig.colorbar(axes[0].images[0], ax=axes, shrink=0.85, label="weight")
@@ -359,7 +359,7 @@ with ac.student_code("positional_encoding"):
     offsets = np.arange(-30, 31)
     starts = [30, 45, 60]
     curves = np.array([[pe_fig[p] @ pe_fig[p + k] for k in offsets] for p in starts])
-    fig, axes = plt.subplots(1, 2, figsize=(8.6, 3.7), layout="constrained")
+    fig, axes = plt.subplots(1, 2, figsize=(8.2, 3.7), layout="constrained")
     im = axes[0].imshow(pe_fig, cmap=plots.DIVERGING, vmin=-1, vmax=1, aspect="auto")
     axes[0].set_xlabel("dimension (even: sin, odd: cos)")
     axes[0].set_ylabel("position p")
@@ -415,9 +415,13 @@ with ac.student_code("positional_encoding"):
 # $x_p + \mathrm{PE}_p$, and the score between positions $p$ and $q$ is
 #
 # $$s_{pq} = \frac{(x_p + \mathrm{PE}_p)\, W^Q (W^K)^\top (x_q + \mathrm{PE}_q)^\top}{\sqrt{d_k}}
-# = \underbrace{x_p M x_q^\top}_{\text{content}} + \underbrace{x_p M \mathrm{PE}_q^\top + \mathrm{PE}_p M x_q^\top}_{\text{content} \times \text{position}}
-# + \underbrace{\mathrm{PE}_p M \mathrm{PE}_q^\top}_{\text{position}},
-# \qquad M = \frac{W^Q (W^K)^\top}{\sqrt{d_k}} .$$
+# = (x_p + \mathrm{PE}_p)\, M\, (x_q + \mathrm{PE}_q)^\top, \qquad M = \frac{W^Q (W^K)^\top}{\sqrt{d_k}},$$
+#
+# and multiplying out the brackets gives three kinds of term:
+#
+# $$s_{pq} = \underbrace{x_p M x_q^\top}_{\text{content}}
+# + \underbrace{x_p M \mathrm{PE}_q^\top + \mathrm{PE}_p M x_q^\top}_{\text{content} \times \text{position}}
+# + \underbrace{\mathrm{PE}_p M \mathrm{PE}_q^\top}_{\text{position}} .$$
 #
 # * The two middle terms mix the *content* of one token with the *absolute position* of the other.
 # * Even the position-only term is $\mathrm{PE}_p M \mathrm{PE}_q^\top$, not $\mathrm{PE}_p \cdot \mathrm{PE}_q$.
@@ -563,7 +567,7 @@ class EncodingView(widgets.View):
     T = 64
 
     def build(self, d_model, position):
-        fig, (left, right) = plt.subplots(1, 2, figsize=(8.6, 3.6), layout="constrained")
+        fig, (left, right) = plt.subplots(1, 2, figsize=(8.2, 3.6), layout="constrained")
         self.table = left.imshow(
             np.zeros((self.T, 2)),
             cmap=plots.DIVERGING,
@@ -723,7 +727,7 @@ with ac.student_code("positional_encoding"):
         if seed == 0:
             example = scores
 
-    fig, axes = plt.subplots(1, 2, figsize=(8.6, 3.9), sharey=True, layout="constrained")
+    fig, axes = plt.subplots(1, 2, figsize=(8.2, 3.9), sharey=True, layout="constrained")
     titles = {
         "added": "x + PE, then projections:\nthe score moves with the placement",
         "rope": "RoPE on q and k:\nflat, and two ahead ≠ two back",
