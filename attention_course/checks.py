@@ -184,3 +184,30 @@ def expect_finite(x, what, hint=""):
     a = to_numpy(x)
     if not _isfinite(a).all():
         raise AssertionError(f"{what} contains NaN or inf. {hint}".strip())
+
+
+# --- lessons 06 and 07 (added for 06_multi_head; lessons 10 and 11 load that module) ----------------------------
+
+
+def same_as_torch_attention(call, theirs, x, mask, what, mistakes=None, atol=1e-5, hint=""):
+    """Run `call()`, a multi-head self-attention module on `x` (B, T, d_model) with `mask` (a boolean (T, T) tensor,
+    True = may attend, or None) returning (output, weights), and check it against `theirs`: PyTorch's
+    nn.MultiheadAttention (batch_first) holding the same weights. An error in the call, the pair's order, the output's
+    dtype (the input's), the output (naming a known mistake from `mistakes` when it matches one) and every head's
+    weights are each reported as a failed check of `what`; `hint` is added to a mismatch's message."""
+    try:
+        result = call()
+    except NotImplementedError:
+        raise NotImplementedError(f"{what}: not implemented yet: replace `raise NotImplementedError()`.") from None
+    except Exception as error:  # the student's code failed: say where, in one line
+        raise AssertionError(f"{what} raised {type(error).__name__}: {error}") from None
+    blocked = None if mask is None else ~mask  # PyTorch's boolean attn_mask: True = blocked
+    want, want_weights = theirs(x, x, x, attn_mask=blocked, average_attn_weights=False)  # every head's weights
+    output, weights = output_and_weights(result, what, d_v=x.shape[-1], T_k=x.shape[-2], fn="forward")
+    expect(output.dtype == x.dtype, f"{what}: the output is {output.dtype} for an input of {x.dtype}.")
+    try:
+        expect_close(output, want, f"the output of {what}", atol=atol, mistakes=mistakes)
+        expect_close(weights, want_weights, f"every head's weights of {what}", atol=atol)
+    except AssertionError as error:
+        raise AssertionError(f"{error} {hint}".strip()) from None
+    return output, weights

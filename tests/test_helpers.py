@@ -362,3 +362,30 @@ def test_colours_that_sit_side_by_side_stay_apart_under_colour_vision_deficiency
     for a, b in _SIDE_BY_SIDE:
         la, lb = (_lab(np.clip(simulate @ _linear(plots.color(m)), 0, 1)) for m in (a, b))
         assert np.linalg.norm(la - lb) >= 12, f"{a} and {b} look alike under {vision}: ΔE {np.linalg.norm(la - lb):.1f}"
+
+
+def test_same_as_torch_attention_compares_with_pytorch_and_names_the_mistake():
+    import torch
+
+    torch.manual_seed(0)
+    theirs = torch.nn.MultiheadAttention(8, 2, batch_first=True)
+    x, mask = torch.randn(3, 5, 8), (torch.arange(5)[:, None] + torch.arange(5)) % 3 != 0  # no row fully blocked
+
+    def check(result, **kw):
+        return checks.same_as_torch_attention(lambda: result, theirs, x, mask, "example", **kw)
+
+    def broken():
+        raise TypeError("forward() takes 2 positional arguments but 3 were given")
+
+    with torch.no_grad():
+        right = theirs(x, x, x, attn_mask=~mask, average_attn_weights=False)
+        check(right)
+        wrong = theirs(x, x, x, attn_mask=mask, average_attn_weights=False)  # the mask inverted
+        with pytest.raises(AssertionError, match="inverted. Check"):
+            check(wrong, mistakes={"inverted.": wrong[0]}, hint="Check")
+        with pytest.raises(AssertionError, match="wrong way round"):
+            check(right[::-1])
+        with pytest.raises(AssertionError, match="the output is torch.float64"):
+            check((right[0].double(), right[1]))
+        with pytest.raises(AssertionError, match="example raised TypeError: forward"):
+            checks.same_as_torch_attention(broken, theirs, x, mask, "example")

@@ -127,8 +127,6 @@ def test_every_figure_has_alt_text_in_the_page(solved):
 WIDE_FIGURES_TO_RESTACK = {
     "04_softmax",
     "05_qkv_projections",
-    "06_multi_head",
-    "07_positional_encoding",
     "08_residual_layernorm",
     "09_tiny_transformer",
     "10_causal_decoder",
@@ -221,8 +219,6 @@ CLAIMS_TO_WRITE = {
     "01_why_attention",
     "04_softmax",
     "05_qkv_projections",
-    "06_multi_head",
-    "07_positional_encoding",
     "08_residual_layernorm",
     "09_tiny_transformer",
     "10_causal_decoder",

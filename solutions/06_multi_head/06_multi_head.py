@@ -28,7 +28,7 @@
 #
 # **Learning goals.** By the end you can
 # 1. split a $d_{\text{model}}$-wide projection into $H$ heads $h = 1, \dots, H$ of width
-#    $d_k = d_{\text{model}}/H$ and merge them back;
+#    $d_k = d_{\text{model}}/H$ and merge them back, and follow one query through the heads;
 # 2. write multi-head attention, $\operatorname{Concat}(\text{head}_1,\dots,\text{head}_H)\,W^O$, in numpy and as a `torch.nn.Module`;
 # 3. load the weights of `nn.MultiheadAttention` into your module and get the same output and weights;
 # 4. say what heads cost: $H\cdot T^2$ attention weights per sequence, and a parameter count that does not depend on $H$.
@@ -41,7 +41,8 @@
 # `nn.Linear`, whose `weight` is stored as `(d_out, d_in)`.
 #
 # **How the notebook works.** Run the cells from top to bottom. Exercise cells contain
-# `raise NotImplementedError()`: replace it with your code. The cell after each exercise runs
+# `raise NotImplementedError()`: replace it with your code. Under each exercise, hints open one at a
+# time: first the idea, then a first step, then the calls to use. The cell after each exercise runs
 # visible checks; hidden checks with other shapes run when your work is graded.
 
 # %%
@@ -49,6 +50,8 @@ import matplotlib.pyplot as plt
 import numpy as np
 import torch
 import torch.nn as nn
+from matplotlib.colors import to_rgb
+from matplotlib.patches import Rectangle
 
 import attention_course as ac
 from attention_course import checks, data, plots, widgets
@@ -91,11 +94,11 @@ values = np.array(
 )  # keys 3, 4: other tokens
 swapped = values[[1, 0, 2, 3]]  # the verb and the pronoun trade values
 
-a = softmax(np.array([4.0, 4.0, 0.0, 0.0]))  # one head: the query matches keys 1 and 2 equally
-print(f"one head : weights {a.round(3)}; verb + pronoun get {a[0] + a[1]:.3f} of the weight together")
+a_one = softmax(np.array([4.0, 4.0, 0.0, 0.0]))  # one head: the query matches keys 1 and 2 equally
+print(f"one head : weights {a_one.round(3)}; verb + pronoun get {a_one[0] + a_one[1]:.3f} of the weight together")
 print(
-    f"           output {(a @ values).round(3)}, with the two values swapped {(a @ swapped).round(3)} "
-    f"(difference {np.abs(a @ values - a @ swapped).max():.1e})"
+    f"           output {(a_one @ values).round(3)}, with the two values swapped {(a_one @ swapped).round(3)} "
+    f"(difference {np.abs(a_one @ values - a_one @ swapped).max():.1e})"
 )
 
 a1 = softmax(np.array([6.0, 0.0, 0.0, 0.0]))  # head 1 looks for the verb ...
@@ -106,7 +109,7 @@ print(f"           output {two(values).round(3)}, with the two values swapped {t
 
 
 # %% [markdown]
-# One head hands over half of each value, summed, and the result is the same whichever token carried
+# One head hands over just under half of each value, summed, and the result is the same whichever token carried
 # which value. Two heads hand over almost all of each value, in separate coordinates, and the swap shows
 # up in the output. A later layer (here, $W^O$) can use both.
 
@@ -137,15 +140,29 @@ print(f"           output {two(values).round(3)}, with the two values swapped {t
 #
 # ### Exercise 6.1 — split into heads (2 points)
 #
-# Implement `split_heads(X, num_heads)`: `X` of shape `(…, T, d_model)` (any number of leading axes)
-# → shape `(…, num_heads, T, d_k)` with `d_k = d_model // num_heads`, where `[..., i, t, :]` holds
-# columns `i*d_k` to `(i+1)*d_k - 1` of token `t` (that is head `i + 1`).
+# Implement `split_heads(X, num_heads)`: `X` of shape `(…, T, d_model)`, with any number of leading
+# axes (none, as in `(T, d_model)`, or several) → shape `(…, num_heads, T, d_k)` with
+# `d_k = d_model // num_heads`, where `[..., i, t, :]` holds columns `i*d_k` to `(i+1)*d_k - 1` of token
+# `t` (that is head `i + 1`). `num_heads` divides `d_model`; it may be 1, and `d_k` may be 1.
 #
-# <details><summary>Hint</summary>
+# <details><summary>Hint 1: the idea</summary>
 #
-# `X.reshape(*X.shape[:-1], num_heads, d_k)` cuts each row into `num_heads` consecutive blocks, giving
-# `(…, T, num_heads, d_k)`; then the axes `T` and heads must change places: `np.swapaxes(…, -2, -3)`.
-# A plain reshape straight to `(…, num_heads, T, d_k)` has the right shape but mixes tokens up.
+# Head `i + 1`'s part of a token is a stretch of consecutive numbers in that token's row. Cutting every
+# row into `num_heads` equal pieces gives the heads an axis of their own, but that axis then comes
+# *after* the `T` axis, and the spec wants it before.
+# </details>
+#
+# <details><summary>Hint 2: a first step</summary>
+#
+# A reshape to `(…, T, num_heads, d_k)` cuts the rows: entry `[..., t, i, :]` is then head `i + 1`'s
+# block of token `t`. A reshape straight to `(…, num_heads, T, d_k)` has the right shape, but it mixes
+# the tokens up.
+# </details>
+#
+# <details><summary>Hint 3: the calls</summary>
+#
+# `X.reshape(*X.shape[:-1], num_heads, d_k)` keeps any leading axes; `np.swapaxes(a, -2, -3)` exchanges
+# the two axes before the last one.
 # </details>
 
 
@@ -160,44 +177,30 @@ def split_heads(X, num_heads):
 
 
 # %% tests="split-heads-tests" points=2
-# Visible checks: a worked example with T = 2 tokens, d_model = 12, 3 heads (so d_k = 4).
+# Visible checks: a worked example with T = 2 tokens, d_model = 12, 3 heads (so d_k = 4), then a batch's shape.
+def _split_mistakes(X, H):
+    plain = X.reshape(*X.shape[:-2], H, X.shape[-2], X.shape[-1] // H)
+    dealt = np.stack([X[..., i::H] for i in range(H)], axis=-3)
+    return {
+        "a plain reshape to (num_heads, T, d_k) mixes tokens: reshape to (..., T, num_heads, d_k), then swap.": plain,
+        "the columns are dealt out in turn (head 1 gets 0, H, 2H, ...): each head owns d_k consecutive columns.": dealt,
+    }
+
+
 _X = np.arange(24).reshape(2, 12)
 # head 1 owns columns 0-3 of both tokens, head 2 columns 4-7, head 3 columns 8-11
-_want = np.array(
-    [[[0, 1, 2, 3], [12, 13, 14, 15]], [[4, 5, 6, 7], [16, 17, 18, 19]], [[8, 9, 10, 11], [20, 21, 22, 23]]]
-)
-_mistakes = {
-    "a plain reshape to (num_heads, T, d_k) mixes tokens: reshape to (..., T, num_heads, d_k), then swap the T "
-    "and heads axes.": _X.reshape(3, 2, 4),
-    "the columns are dealt out in turn (head 1 gets columns 0, 3, 6, 9, ...): each head must own a block of "
-    "d_k consecutive columns.": np.stack([_X[:, i::3] for i in range(3)]),
-}
-checks.expect_close(
-    checks.call(split_heads, _X, 3), _want, "split_heads on the worked example (2, 12) with 3 heads", mistakes=_mistakes
-)
-checks.expect_shape(
-    split_heads(np.zeros((2, 5, 12)), 4), (2, 4, 5, 3), "split_heads of a (2, 5, 12) batch with 4 heads"
-)
-
-
+_want = [[[0, 1, 2, 3], [12, 13, 14, 15]], [[4, 5, 6, 7], [16, 17, 18, 19]], [[8, 9, 10, 11], [20, 21, 22, 23]]]
+_got = checks.call(split_heads, _X, 3)
+checks.expect_close(_got, _want, "split_heads on the worked example (2, 12)", mistakes=_split_mistakes(_X, 3))
+_got = split_heads(np.zeros((2, 5, 12)), 4)
+checks.expect_shape(_got, (2, 4, 5, 3), "split_heads of a (2, 5, 12) batch with 4 heads")
 ### BEGIN HIDDEN TESTS
-def _split_heads_hidden():
-    rng = np.random.default_rng(31)
-    for shape, H in (((2, 5, 12), 3), ((7, 48), 3), ((2, 3, 5, 16), 4), ((5, 6), 1), ((5, 6), 6)):
-        X = rng.standard_normal(shape)
-        dk = shape[-1] // H
-        want = np.stack([X[..., i * dk : (i + 1) * dk] for i in range(H)], axis=-3)
-        T = shape[-2]
-        mistakes = {
-            "a plain reshape to (num_heads, T, d_k) mixes tokens: reshape to (..., T, num_heads, d_k), then swap "
-            "the T and heads axes.": X.reshape(*shape[:-2], H, T, dk),
-            "the columns are dealt out in turn (head 1 gets columns 0, H, 2H, ...): each head must own a block of "
-            "d_k consecutive columns.": np.stack([X[..., i::H] for i in range(H)], axis=-3),
-        }
-        checks.expect_close(split_heads(X, H), want, f"split_heads of shape {shape} with {H} heads", mistakes=mistakes)
-
-
-_split_heads_hidden()
+_rng = np.random.default_rng(31)
+for _shape, _H in (((2, 5, 12), 3), ((7, 48), 3), ((2, 3, 5, 16), 4), ((5, 6), 1), ((5, 6), 6)):
+    _X = _rng.standard_normal(_shape)
+    _want = np.stack(np.split(_X, _H, axis=-1), axis=-3)
+    _what = f"split_heads of shape {_shape} with {_H} heads"
+    checks.expect_close(split_heads(_X, _H), _want, _what, mistakes=_split_mistakes(_X, _H))
 ### END HIDDEN TESTS
 checks.passed("split_heads")
 
@@ -205,10 +208,27 @@ checks.passed("split_heads")
 # %% [markdown]
 # ### Exercise 6.2 — merge the heads back (2 points)
 #
-# Implement `merge_heads(heads)`, the inverse: `heads` of shape `(…, H, T, d_k)` → `(…, T, H·d_k)`,
-# with `heads[..., i, :, :]` (head `i + 1`) in columns `i*d_k` to `(i+1)*d_k - 1`: the concatenation
-# $\operatorname{Concat}(\text{head}_1, \dots, \text{head}_H)$. A round trip
-# `merge_heads(split_heads(X, num_heads))` must give `X` back exactly.
+# Implement `merge_heads(heads)`, the inverse: `heads` of shape `(…, H, T, d_k)`, with any number of
+# leading axes → `(…, T, H·d_k)`, with `heads[..., i, :, :]` (head `i + 1`) in columns `i*d_k` to
+# `(i+1)*d_k - 1`: the concatenation $\operatorname{Concat}(\text{head}_1, \dots, \text{head}_H)$. A round
+# trip `merge_heads(split_heads(X, num_heads))` must give `X` back exactly.
+#
+# <details><summary>Hint 1: the idea</summary>
+#
+# Undo the two steps of `split_heads` in the opposite order.
+# </details>
+#
+# <details><summary>Hint 2: a first step</summary>
+#
+# First bring `T` back in front of the heads: `(…, H, T, d_k)` → `(…, T, H, d_k)`. Each token's `H`
+# blocks then sit next to each other, in head order, ready to become one row.
+# </details>
+#
+# <details><summary>Hint 3: the calls</summary>
+#
+# `np.swapaxes` and `.reshape`; `*batch, H, T, d_k = heads.shape` names the sizes whatever the number of
+# leading axes.
+# </details>
 
 
 # %% answer="merge-heads"
@@ -222,50 +242,33 @@ def merge_heads(heads):
 
 # %% tests="merge-heads-tests" points=2
 # Visible checks: the worked example of 6.1 backwards (3 heads, T = 2, d_k = 4), then a round trip.
+def _merge_mistakes(heads):
+    *batch, H, T, d_k = heads.shape
+    plain, interleaved = heads.reshape(*batch, T, H * d_k), np.moveaxis(heads, -3, -1).reshape(*batch, T, H * d_k)
+    return {
+        "a plain reshape of (H, T, d_k) to (T, H*d_k) mixes tokens: swap the heads and T axes first.": plain,
+        "the heads' columns are interleaved: head i must fill the block [i*d_k, (i+1)*d_k).": interleaved,
+    }
+
+
 _heads = np.array(
     [[[0, 1, 2, 3], [12, 13, 14, 15]], [[4, 5, 6, 7], [16, 17, 18, 19]], [[8, 9, 10, 11], [20, 21, 22, 23]]]
 )
-_mistakes = {
-    "a plain reshape of (H, T, d_k) to (T, H*d_k) mixes tokens: swap the heads and T axes first, then reshape.": _heads.reshape(
-        2, 12
-    ),
-    "the heads' columns are interleaved: head i must fill the block [i*d_k, (i+1)*d_k), i.e. concatenate the heads.": np.moveaxis(
-        _heads, 0, -1
-    ).reshape(2, 12),
-}
-checks.expect_close(
-    checks.call(merge_heads, _heads),
-    np.arange(24).reshape(2, 12),
-    "merge_heads on the worked example (3, 2, 4)",
-    mistakes=_mistakes,
-)
+_want, _what = np.arange(24).reshape(2, 12), "merge_heads on the worked example (3, 2, 4)"
+checks.expect_close(checks.call(merge_heads, _heads), _want, _what, mistakes=_merge_mistakes(_heads))
 _X = np.random.default_rng(0).standard_normal((2, 5, 12))
 _X_heads = np.stack(np.split(_X, 4, axis=-1), axis=-3)  # X split into 4 heads without your split_heads (6.1)
 checks.expect_close(merge_heads(_X_heads), _X, "merge_heads of X split into 4 heads (a round trip)")
-
-
 ### BEGIN HIDDEN TESTS
-def _merge_heads_hidden():
-    rng = np.random.default_rng(32)
-    for shape in ((2, 3, 5, 4), (3, 7, 16), (2, 2, 4, 3, 5), (1, 5, 6), (6, 5, 1)):
-        heads = rng.standard_normal(shape)
-        want = np.concatenate([heads[..., i, :, :] for i in range(shape[-3])], axis=-1)
-        T, H, dk = shape[-2], shape[-3], shape[-1]
-        mistakes = {
-            "a plain reshape of (H, T, d_k) to (T, H*d_k) mixes tokens: swap the heads and T axes first, then "
-            "reshape.": heads.reshape(*shape[:-3], T, H * dk),
-            "the heads' columns are interleaved: head i must fill the block [i*d_k, (i+1)*d_k), i.e. concatenate "
-            "the heads.": np.moveaxis(heads, -3, -1).reshape(*shape[:-3], T, H * dk),
-        }
-        checks.expect_close(merge_heads(heads), want, f"merge_heads of shape {shape}", mistakes=mistakes)
-    X = rng.standard_normal((2, 5, 48))
-    checks.expect_close(merge_heads(np.stack(np.split(X, 3, axis=-1), axis=-3)), X, "a round trip with 3 heads")
-
-
-_merge_heads_hidden()
+_rng = np.random.default_rng(32)
+for _shape in ((2, 3, 5, 4), (3, 7, 16), (2, 2, 4, 3, 5), (1, 5, 6), (6, 5, 1)):
+    _heads = _rng.standard_normal(_shape)
+    _want = np.concatenate(list(np.moveaxis(_heads, -3, 0)), axis=-1)
+    checks.expect_close(merge_heads(_heads), _want, f"merge_heads of shape {_shape}", mistakes=_merge_mistakes(_heads))
+_X = _rng.standard_normal((2, 5, 48))
+checks.expect_close(merge_heads(np.stack(np.split(_X, 3, axis=-1), axis=-3)), _X, "a round trip with 3 heads")
 ### END HIDDEN TESTS
 checks.passed("merge_heads")
-
 
 # %% [markdown]
 # ## 3. Multi-head attention in numpy
@@ -283,20 +286,36 @@ checks.passed("merge_heads")
 # ### Exercise 6.3 — multi-head attention (3 points)
 #
 # Implement `multi_head_attention(X, W_Q, W_K, W_V, W_O, num_heads, mask=None)` for `X` of shape
-# `(…, T, d_model)`. `W_Q`, `W_K`, `W_V` are `(d_model, d_model)` matrices holding all heads'
-# projections side by side (section 2), used as `X @ W_Q`; `W_O` is $W^O$, `(d_model, d_model)`; there
-# are no biases here. Return the tuple `(output, weights)`: `output` of shape `(…, T, d_model)` and
-# the weights of every head, shape `(…, num_heads, T, T)`, each row summing to 1. Use your
-# `split_heads`, `merge_heads` and the `softmax` helper.
+# `(…, T, d_model)`: one sequence `(T, d_model)` or a batch with any number of leading axes. `W_Q`, `W_K`,
+# `W_V` are `(d_model, d_model)` matrices holding all heads' projections side by side (section 2), used as
+# `X @ W_Q`, with head `i + 1` using column block `i`; `W_O` is $W^O$, `(d_model, d_model)`; there are no
+# biases here. Return the tuple `(output, weights)`, output first: `output` of shape `(…, T, d_model)` and
+# the weights of every head, shape `(…, num_heads, T, T)`, each row summing to 1 and exactly 0 at blocked
+# positions. Use your `split_heads`, `merge_heads` and the `softmax` helper.
 #
 # When your work is graded, this exercise's checks run with correct versions of `split_heads` and
-# `merge_heads`, so a mistake in 6.1 or 6.2 costs points there only. The visible checks below use yours.
+# `merge_heads`, so a mistake in exercise 6.1 or 6.2 costs points there only. The visible checks below use
+# yours. The hidden checks compare with `nn.MultiheadAttention` (weights copied in, with and without a mask)
+# at other sizes, on one sequence and on two leading axes.
 #
-# <details><summary>Hint</summary>
+# <details><summary>Hint 1: the idea</summary>
 #
-# `Q = split_heads(X @ W_Q, num_heads)` (likewise `K`, `V`) has shape `(…, H, T, d_k)`; the scores are
-# `Q @ np.swapaxes(K, -1, -2) / np.sqrt(d_k)`; mask with `np.where(mask, scores, -np.inf)`; then
-# `softmax(scores, axis=-1)`, `weights @ V`, `merge_heads(…)` and `@ W_O`.
+# Each head is lesson 4's scaled dot-product attention on its own block of columns. Once the heads have
+# an axis of their own, the matrix products you know run for every head at once, because `@` works on
+# the last two axes and treats the others as a batch.
+# </details>
+#
+# <details><summary>Hint 2: a first step</summary>
+#
+# `Q = split_heads(X @ W_Q, num_heads)` has shape `(…, H, T, d_k)`, and so do `K` and `V`. The scores,
+# `(…, H, T, T)`, are `Q` times `K` transposed on its last two axes, divided by $\sqrt{d_k}$, where
+# $d_k$ = `Q.shape[-1]`.
+# </details>
+#
+# <details><summary>Hint 3: the calls</summary>
+#
+# `np.swapaxes(K, -1, -2)`, `np.where(mask, scores, -np.inf)`, `softmax(scores, axis=-1)`, then
+# `weights @ V`, `merge_heads` and `@ W_O`.
 # </details>
 
 
@@ -320,115 +339,71 @@ def multi_head_attention(X, W_Q, W_K, W_V, W_O, num_heads, mask=None):
 
 # %% tests="mha-numpy-tests" points=3
 ### BEGIN HIDDEN TESTS
-# Graded with correct split_heads and merge_heads (a mistake there costs points in 6.1 / 6.2 only).
-def _reference_split_heads(X, num_heads):
-    return np.stack(np.split(X, num_heads, axis=-1), axis=-3)
-
-
-def _reference_merge_heads(heads):
-    return np.concatenate([heads[..., i, :, :] for i in range(heads.shape[-3])], axis=-1)
-
-
+# Graded with correct split_heads and merge_heads (a mistake there costs points in exercise 6.1 or 6.2 only).
 _students_split_merge = (split_heads, merge_heads)
-split_heads, merge_heads = _reference_split_heads, _reference_merge_heads
+split_heads = lambda X, num_heads: np.stack(np.split(X, num_heads, axis=-1), axis=-3)  # noqa: E731
+merge_heads = lambda heads: np.concatenate(list(np.moveaxis(heads, -3, 0)), axis=-1)  # noqa: E731
 ### END HIDDEN TESTS
 # Visible checks: B = 3 sequences of T = 5 tokens, d_model = 8, 2 heads (d_k = 4); a mask; one head.
 _rng = np.random.default_rng(0)
-_X = _rng.standard_normal((3, 5, 8))
-checks.expect_close(
-    merge_heads(split_heads(_X, 2)),
-    _X,
-    "merge_heads(split_heads(X, 2)) (this exercise uses your "
-    "split_heads and merge_heads: make exercises 6.1 and 6.2 pass first)",
-)
-_Ws = [_rng.standard_normal((8, 8)) / np.sqrt(8) for _ in range(4)]
-_out = checks.call(multi_head_attention, _X, *_Ws, 2)
-checks.expect(
-    isinstance(_out, tuple) and len(_out) == 2, "multi_head_attention must return the tuple (output, weights)."
-)
-checks.expect(
-    not (np.shape(_out[0]) == (3, 2, 5, 5) and np.shape(_out[1]) == (3, 5, 8)),
-    "multi_head_attention returned (weights, output): return (output, weights), in that order.",
-)
-checks.expect_shape(_out[0], (3, 5, 8), "the output for X of shape (3, 5, 8) with 2 heads")
-checks.expect_shape(_out[1], (3, 2, 5, 5), "the weights for X of shape (3, 5, 8) with 2 heads")
-checks.expect_close(_out[1].sum(axis=-1), np.ones((3, 2, 5)), "the sum of every row of the weights")
+_X, _Ws = _rng.standard_normal((3, 5, 8)), [_rng.standard_normal((8, 8)) / np.sqrt(8) for _ in range(4)]
+_what = "merge_heads(split_heads(X, 2)) (this exercise uses your split_heads and merge_heads: do 6.1 and 6.2 first)"
+checks.expect_close(merge_heads(split_heads(_X, 2)), _X, _what)
+_result = checks.call(multi_head_attention, _X, *_Ws, 2)
+_out, _w = checks.output_and_weights(_result, "X of shape (3, 5, 8), 2 heads", d_v=8, T_k=5)
+checks.expect_shape(_out, (3, 5, 8), "the output for X of shape (3, 5, 8) with 2 heads")
+checks.expect_shape(_w, (3, 2, 5, 5), "the weights for X of shape (3, 5, 8) with 2 heads")
+checks.expect_close(_w.sum(axis=-1), np.ones((3, 2, 5)), "the sum of every row of the weights")
 _causal = np.tril(np.ones((5, 5), dtype=bool))  # True on and below the diagonal: no looking ahead
-_w_masked = multi_head_attention(_X, *_Ws, 2, mask=_causal)[1]
 checks.expect(
-    float(np.abs(_w_masked[..., ~_causal]).max()) == 0.0,
-    "with a causal mask, the weights of blocked positions (mask False) must be exactly 0: "
-    "True means 'may attend', as in lesson 4.",
+    float(np.abs(multi_head_attention(_X, *_Ws, 2, mask=_causal)[1][..., ~_causal]).max()) == 0.0,
+    "with a causal mask, the weights of blocked positions (mask False) must be exactly 0: True means 'may attend'.",
 )
 # with one head, multi-head attention is single-head attention followed by W_O
-_Q, _K, _V = (torch.from_numpy(_X @ _W) for _W in _Ws[:3])
-_one = torch.nn.functional.scaled_dot_product_attention(_Q, _K, _V).numpy() @ _Ws[3]
-checks.expect_close(
-    multi_head_attention(_X, *_Ws, 1)[0],
-    _one,
-    "the output with 1 head",
-    mistakes={"W_O is missing: multiply the merged heads by W_O.": _one @ np.linalg.inv(_Ws[3])},
-)
+_one = torch.nn.functional.scaled_dot_product_attention(*(torch.from_numpy(_X @ _W) for _W in _Ws[:3])).numpy()
+_mistake = {"W_O is missing: multiply the merged heads by W_O.": _one}
+checks.expect_close(multi_head_attention(_X, *_Ws, 1)[0], _one @ _Ws[3], "the output with 1 head", mistakes=_mistake)
 
 
 ### BEGIN HIDDEN TESTS
 def _mha_numpy_hidden():
     rng = np.random.default_rng(33)
     B, T, d, H = 2, 5, 48, 3  # d_k = 16
-    X = rng.standard_normal((B, T, d))
+    d_k, X = d // H, rng.standard_normal((B, T, d))
     W_Q, W_K, W_V, W_O = (rng.standard_normal((d, d)) / np.sqrt(d) * 1.5 for _ in range(4))
-    mha = nn.MultiheadAttention(d, H, bias=False, batch_first=True).double()
-    with torch.no_grad():
-        mha.in_proj_weight.copy_(torch.from_numpy(np.concatenate([W_Q.T, W_K.T, W_V.T])))
-        mha.out_proj.weight.copy_(torch.from_numpy(W_O.T))
-    causal = np.tril(np.ones((T, T), dtype=bool))  # True = may attend
-    causal[0, 0], causal[0, 3] = False, True  # a row whose only allowed key is not the first
-    dk = d // H
+    allowed = np.tril(np.ones((T, T), dtype=bool))  # True = may attend
+    allowed[0, 0], allowed[0, 3] = False, True  # a row whose only allowed key is not the first
 
-    def variant(kind, mask):
-        Q, K, V = X @ W_Q, X @ W_K, X @ W_V
-        if kind == "shared":
-            Q, K, V = (np.concatenate([M[..., :dk]] * H, axis=-1) for M in (Q, K, V))
-        sp = lambda M: np.swapaxes(M.reshape(B, T, H, dk), 1, 2)
-        Qh, Kh, Vh = (sp(M) for M in (Q, K, V))
-        s = Qh @ np.swapaxes(Kh, -1, -2) / (np.sqrt(d) if kind == "scale" else np.sqrt(dk))
-        if mask is not None:
-            s = np.where(~mask if kind == "inverted" else mask, s, -np.inf)
-        w = softmax(s)
-        o = w @ Vh
-        merged = o.reshape(B, T, d) if kind == "merge" else np.swapaxes(o, 1, 2).reshape(B, T, d)
-        return merged if kind == "no W_O" else merged @ W_O
+    def torch_mha(W_Q, W_K, W_V, W_O, mask):
+        """nn.MultiheadAttention with these weights copied in: (output, every head's weights)."""
+        reference, x = nn.MultiheadAttention(d, H, bias=False, batch_first=True).double(), torch.from_numpy(X)
+        with torch.no_grad():
+            reference.in_proj_weight.copy_(torch.from_numpy(np.concatenate([W_Q.T, W_K.T, W_V.T])))
+            reference.out_proj.weight.copy_(torch.from_numpy(W_O.T))
+            blocked = None if mask is None else torch.from_numpy(~mask)  # PyTorch: True = blocked
+            out, w = reference(x, x, x, attn_mask=blocked, average_attn_weights=False)  # every head's weights
+        return out.numpy(), w.numpy()
 
-    names = {
-        "merge": "the heads are merged without swapping the heads and T axes first (use your merge_heads).",
-        "shared": "every head uses the same columns: head i must use its own block of d_k columns of Q, K and V.",
-        "scale": "the scores are divided by sqrt(d_model): each head uses width d_k = d_model / H, divide by sqrt(d_k).",
-        "no W_O": "W_O is missing: multiply the merged heads by W_O.",
-    }
-    for mask in (None, causal):
-        # average_attn_weights=False: PyTorch returns every head's weights (B, H, T, T), not their mean over the heads
-        want, want_w = mha(
-            *(torch.from_numpy(X),) * 3,
-            attn_mask=None if mask is None else torch.from_numpy(~mask),
-            need_weights=True,
-            average_attn_weights=False,
-        )
-        mistakes = {text: variant(kind, mask) for kind, text in names.items()}
-        what = "with a mask" if mask is not None else "without a mask"
+    for mask in (None, allowed):
+        want, want_w = torch_mha(W_Q, W_K, W_V, W_O, mask)
+        merged = torch_mha(W_Q, W_K, W_V, np.eye(d), mask)[0]  # the heads, merged, before W_O
+        unswapped = np.swapaxes(merged.reshape(B, T, H, d_k), 1, 2).reshape(B, T, d) @ W_O
+        shared = torch_mha(*(np.tile(W[:, :d_k], H) for W in (W_Q, W_K, W_V)), W_O, mask)[0]  # head 1's columns
+        wide = torch_mha(W_Q * np.sqrt(d_k / d), W_K, W_V, W_O, mask)[0]  # scores divided by sqrt(d_model)
+        mistakes = {
+            "the heads are merged without swapping the heads and T axes first (use your merge_heads).": unswapped,
+            "every head uses the same columns: head i must use its own block of d_k columns of Q, K and V.": shared,
+            "the scores are divided by sqrt(d_model): divide by sqrt(d_k), the width of one head.": wide,
+            "W_O is missing: multiply the merged heads by W_O.": merged,
+        }
+        what = f"{'with' if mask is not None else 'without'} a mask (d_model = 48, 3 heads)"
         out, w = multi_head_attention(X, W_Q, W_K, W_V, W_O, H, mask=mask)
-        checks.expect_close(
-            out,
-            want.detach().numpy(),
-            f"the output {what} (d_model = 48, 3 heads), compared with nn.MultiheadAttention",
-            mistakes=mistakes,
-        )
-        checks.expect_close(w, want_w.detach().numpy(), f"the weights of every head {what}")
-    out1 = multi_head_attention(X[1], W_Q, W_K, W_V, W_O, H)[0]
-    checks.expect_close(
-        out1, multi_head_attention(X, W_Q, W_K, W_V, W_O, H)[0][1], "the output for one sequence (T, d_model)"
-    )
-    out4 = multi_head_attention(X[None], W_Q, W_K, W_V, W_O, H, mask=causal)[0]
-    checks.expect_shape(out4, (1, B, T, d), "the output for X with two leading axes (1, 2, 5, 48)")
+        checks.expect_close(out, want, f"the output {what}, compared with nn.MultiheadAttention", mistakes=mistakes)
+        checks.expect_close(w, want_w, f"the weights of every head {what}")
+    one = multi_head_attention(X[1], W_Q, W_K, W_V, W_O, H, mask=allowed)[0]
+    checks.expect_close(one, want[1], "the output for one sequence X[1] of shape (T, d_model)")
+    two = multi_head_attention(X[None], W_Q, W_K, W_V, W_O, H, mask=allowed)[0]
+    checks.expect_close(two, want[None], "the output for X with two leading axes, shape (1, 2, 5, 48)")
 
 
 _mha_numpy_hidden()
@@ -436,6 +411,123 @@ split_heads, merge_heads = _students_split_merge
 ### END HIDDEN TESTS
 checks.passed("multi_head_attention")
 
+# %% [markdown]
+# ### One query through the heads
+#
+# Now follow the numbers. The figure below is drawn from **your** `multi_head_attention` (the weights and
+# the output), `split_heads` and `merge_heads` (the pieces in between), on three tokens, *The dog barked*,
+# with $d_{\text{model}} = 4$ and two heads of $d_k = 2$ (fixed random embeddings and weight matrices).
+# Read it from top to bottom:
+# * one product per projection computes every head's queries, keys and values at once; the tint shows
+#   which columns belong to which head (green: head 1, pink: head 2);
+# * `split_heads` hands each head its own columns, and each head runs lesson 4's attention on them: its
+#   own scores, its own softmax, its own weights $A_h$;
+# * `merge_heads` puts the heads' outputs side by side, and $W^O$ mixes them: the rows of $W^O$ that
+#   multiply head 1's columns are tinted like head 1.
+#
+# The query of *dog* is outlined in orange all the way through.
+
+# %%
+CELL_W, CELL_H = 0.4, 0.27  # inches per matrix entry in the data-flow figure
+HEAD_TINTS = [0.3 * np.array(to_rgb(plots.color(m))) + 0.7 for m in ("other", "other2")]  # light: dark text
+
+
+def draw_matrix(ax, M, x, y, title, fills=None, row=None, labels=(), digits=1):
+    """Draw matrix M with its numbers, top-left corner at (x, y) inches; returns its right edge. fills: an RGB
+    colour per entry (white if None); row: the traced query's row, outlined; labels: names left of the rows."""
+    rows, cols = M.shape
+    fills = np.ones((rows, cols, 3)) if fills is None else fills
+    for (i, j), value in np.ndenumerate(M):
+        ax.add_patch(Rectangle((x + j * CELL_W, y + i * CELL_H), CELL_W, CELL_H, fc=fills[i, j], ec="white"))
+        ink = plots.TEXT if plots.contrast(plots.TEXT, fills[i, j]) >= 4.5 else "white"
+        text = f"{value:.{digits}f}".replace("-", "−").replace("−0.00", "0.00").replace("−0.0", "0.0")
+        ax.text(x + (j + 0.5) * CELL_W, y + (i + 0.5) * CELL_H, text, ha="center", va="center", fontsize=9, color=ink)
+    ax.add_patch(Rectangle((x, y), cols * CELL_W, rows * CELL_H, fc="none", ec=plots.TEXT, lw=0.8))
+    if row is not None:
+        outline = Rectangle((x, y + row * CELL_H), cols * CELL_W, CELL_H, fc="none", lw=2.2)
+        ax.add_patch(outline).set_edgecolor(plots.color("highlight"))
+    for i, label in enumerate(labels):
+        ax.text(x - 0.06, y + (i + 0.5) * CELL_H, label, ha="right", va="center", fontsize=9, color=plots.TEXT)
+    ax.text(x + cols * CELL_W / 2, y - 0.06, title, ha="center", va="bottom", fontsize=9.5, color=plots.TEXT)
+    return x + cols * CELL_W
+
+
+def between(ax, x, y, symbol):
+    """An operator (× or →) centred at (x, y) inches, between two matrices."""
+    ax.text(x, y, symbol, ha="center", va="center", fontsize=12, color=plots.TEXT)
+
+
+def head_tints(shape, H, axis=1):
+    """Fills of a (rows, cols) matrix with block h of its columns (axis=1) or rows (axis=0) in head h's tint."""
+    fills, size = np.ones((*shape, 3)), shape[axis] // H
+    for h in range(H):
+        block = np.s_[:, h * size : (h + 1) * size] if axis == 1 else np.s_[h * size : (h + 1) * size]
+        fills[block] = HEAD_TINTS[h]
+    return fills
+
+
+flow_tokens, flow_H, traced = ["The", "dog", "barked"], 2, 1  # the query of 'dog' is traced
+X_flow = data.embed(flow_tokens, 4)  # (3, 4)
+W_flow = list(np.random.default_rng(11).standard_normal((4, 4, 4)))  # four (4, 4) matrices: W^Q, W^K, W^V, W^O
+with ac.student_code("multi_head_attention"):
+    out_flow, A_flow = multi_head_attention(X_flow, *W_flow, flow_H)  # yours: (3, 4) and (2, 3, 3)
+    Q_flow, K_flow, V_flow = (X_flow @ W for W in W_flow[:3])  # (3, 4): every head's columns
+    Qh, Kh, Vh = (split_heads(M, flow_H) for M in (Q_flow, K_flow, V_flow))  # yours: (2, 3, 2)
+    heads_flow = A_flow @ Vh  # (2, 3, 2): each head's output
+    concat_flow = merge_heads(heads_flow)  # yours: (3, 4)
+
+    fig = plt.figure(figsize=(8.1, 6.1))
+    ax = fig.add_axes([0, 0, 1, 1], xlim=(0, 8.1), ylim=(6.1, 0))
+    ax.axis("off")
+    middle = 1.5 * CELL_H  # half the height of a 3-row matrix
+    left = draw_matrix(ax, X_flow, 0.65, 0.8, "X (one row per token)", labels=flow_tokens)
+    between(ax, left + 0.25, 0.8 + middle, "→")
+    left += 0.5
+    for M, name in ((Q_flow, "$Q = XW^Q$"), (K_flow, "$K = XW^K$"), (V_flow, "$V = XW^V$")):
+        left = draw_matrix(ax, M, left, 0.8, name, head_tints(M.shape, flow_H), traced if M is Q_flow else None) + 0.2
+    for h in range(flow_H):
+        y, tint, n = 2.15 + 1.3 * h, np.broadcast_to(HEAD_TINTS[h], (3, 2, 3)), h + 1
+        ax.text(0.05, y - 0.33, f"head {n}: columns {2 * h}–{2 * h + 1} (split_heads)", fontsize=9.5, weight="bold")
+        left = draw_matrix(ax, Qh[h], 0.65, y, f"$Q_{n}$", tint, traced, labels=flow_tokens) + 0.2
+        left = draw_matrix(ax, Kh[h], left, y, f"$K_{n}$", tint)
+        between(ax, left + 0.25, y + middle, "→")
+        title = rf"$A_{n} = \mathrm{{softmax}}(Q_{n}K_{n}^\top/\sqrt{{2}})$"
+        left = draw_matrix(
+            ax, A_flow[h], left + 0.5, y, title, plt.get_cmap(plots.SEQUENTIAL)(A_flow[h])[..., :3], traced, digits=2
+        )
+        between(ax, left + 0.25, y + middle, "×")
+        left = draw_matrix(ax, Vh[h], left + 0.5, y, f"$V_{n}$", tint)
+        between(ax, left + 0.25, y + middle, "=")
+        draw_matrix(ax, heads_flow[h], left + 0.5, y, f"head {n}" + f" $= A_{n}V_{n}$", tint, traced)
+    y = 4.95
+    ax.text(0.05, y - 0.33, "merge_heads, then $W^O$", fontsize=9.5, weight="bold")
+    left = draw_matrix(
+        ax, concat_flow, 0.65, y, "Concat(head 1, head 2)", head_tints((3, 4), flow_H), traced, flow_tokens
+    )
+    between(ax, left + 0.25, y + middle, "×")
+    left = draw_matrix(ax, W_flow[3], left + 0.5, y, "$W^O$", head_tints((4, 4), flow_H, axis=0))
+    between(ax, left + 0.25, y + middle, "=")
+    draw_matrix(ax, out_flow, left + 0.5, y, "output", row=traced)
+    favourite = [flow_tokens[int(np.argmax(A_flow[h, traced]))] for h in range(flow_H)]
+    fig.suptitle(
+        f"The query of 'dog' through two heads: head 1 weighs '{favourite[0]}' most, head 2 '{favourite[1]}'",
+        y=0.995,
+    )
+    plots.show(
+        fig,
+        name="06_data_flow",
+        alt=f"Data-flow diagram with every number printed, for the tokens The, dog, barked, d_model = 4 and two "
+        f"heads. X times W^Q, W^K, W^V gives Q, K and V, whose columns 0–1 belong to head 1 and 2–3 to head 2. "
+        f"Per head: Q_h, K_h, the weights A_h (the row of 'dog': head 1 {A_flow[0, traced].round(2)}, head 2 "
+        f"{A_flow[1, traced].round(2)}), V_h and the head's output A_h V_h. Last row: merge_heads puts the two "
+        f"outputs side by side and W^O turns them into the output; the row of 'dog' is outlined throughout.",
+    )
+    for h in range(flow_H):
+        print(f"head {h + 1}: the weights of 'dog' over {flow_tokens} are {A_flow[h, traced].round(3)}")
+    print(
+        f"the output of your multi_head_attention against Concat(head 1, head 2) · W^O from your merge_heads: "
+        f"largest difference {np.abs(out_flow - concat_flow @ W_flow[3]).max():.1e}"
+    )
 
 # %% [markdown]
 # ## 4. A `MultiHeadAttention` module that PyTorch can check
@@ -445,9 +537,12 @@ checks.passed("multi_head_attention")
 # $0 \dots d_{\text{model}}-1$ hold $W^Q$, then $W^K$, then $W^V$, each in `nn.Linear`'s `(d_out, d_in)`
 # layout, i.e. transposed, so $W^Q$ = `in_proj_weight[:d_model].T`. Their biases sit in
 # `in_proj_bias`, and $W^O$ is an `nn.Linear` called `out_proj`. Your module keeps four separate
-# `nn.Linear` layers with biases (PyTorch's default) so that these weights can be copied in; the
-# course's `load_from_torch` (imported below from `attention_course/reuse.py`; `load_from_torch??` shows its
-# dozen lines) does the copying: it slices `in_proj_weight` into your three layers and copies `out_proj`.
+# `nn.Linear` layers with biases (PyTorch's default), so that these weights can be copied in.
+#
+# The copying is done by the course's `load_from_torch(mine, theirs)`, which the next cell imports from
+# `attention_course.reuse` (lesson 10 uses it too). It slices `in_proj_weight` and `in_proj_bias` into
+# your `W_q`, `W_k` and `W_v` and copies `out_proj` into `W_o`, so it needs the attribute names of the
+# spec below. It is a dozen lines: run `load_from_torch??` in a cell to read them.
 #
 # **Two PyTorch conventions to know.** Its boolean `attn_mask` means `True` = *ignore* (the opposite
 # of ours), so it gets `~mask`. And by default it returns the attention weights **averaged over the
@@ -457,21 +552,43 @@ checks.passed("multi_head_attention")
 # ### Exercise 6.4 — `MultiHeadAttention` (4 points)
 #
 # Complete the class (`nn.Module`, `nn.Linear` and `super().__init__()` are introduced in lesson 0). The
-# tests rely on this exact interface:
+# checks rely on this exact interface:
 # * `MultiHeadAttention(d_model, num_heads, bias=True)`; store `self.num_heads` and
 #   `self.d_k = d_model // num_heads`;
 # * four attributes `self.W_q`, `self.W_k`, `self.W_v`, `self.W_o`, each
-#   `nn.Linear(d_model, d_model, bias=bias)`, and no other parameters;
+#   `nn.Linear(d_model, d_model, bias=bias)`, and no other parameters or buffers;
 # * `forward(x, mask=None)` with `x` of shape `(B, T, d_model)` and `mask` `None` or a boolean tensor of
 #   shape `(T, T)`, **True = may attend** (lesson 4's convention); it returns the tuple
 #   `(output, weights)` of shapes `(B, T, d_model)` and `(B, num_heads, T, T)`, computed with torch
-#   operations only, so that gradients reach all four layers.
+#   operations only, so that gradients reach all four layers. Head `i + 1` uses column block `i` of each
+#   projection, as in exercise 6.1 (and in `nn.MultiheadAttention`).
 #
-# <details><summary>Hint</summary>
+# **Lessons 10 and 11 load this class from your notebook**, so the checks also test what they rely on:
+# * the mask may be passed by position, `mha(x, mask)`, or by name, `mha(x, mask=mask)`;
+# * `bias=False` gives a module without biases, and after `.double()` the module computes in float64
+#   and returns float64 (so create no float32 tensors inside `forward`);
+# * `state_dict()` holds the four layers' weights and biases and nothing else: lesson 10 copies weights
+#   between two such modules with `load_state_dict`.
 #
-# `t.view(B, T, num_heads, d_k).transpose(1, 2)` splits a `(B, T, d_model)` tensor into heads;
-# `.transpose(1, 2).reshape(B, T, d_model)` merges them back; `scores.masked_fill(~mask, float("-inf"))`
-# masks; `torch.softmax(scores, dim=-1)` normalises over the keys.
+# The hidden checks compare your module with `nn.MultiheadAttention` (weights copied in with
+# `load_from_torch`) at another size, in float64, with and without biases and masks.
+#
+# <details><summary>Hint 1: the idea</summary>
+#
+# This is exercise 6.3 in torch, with `nn.Linear` layers in place of the matrices: `self.W_q(x)` computes
+# $xW^Q + b$ for every head at once. Split, attend in every head, merge, then `self.W_o`.
+# </details>
+#
+# <details><summary>Hint 2: a first step</summary>
+#
+# In `forward`, name the sizes with `B, T, d_model = x.shape`. A `(B, T, d_model)` tensor `t` becomes
+# `(B, num_heads, T, d_k)` with `t.view(B, T, self.num_heads, self.d_k).transpose(1, 2)`.
+# </details>
+#
+# <details><summary>Hint 3: the calls</summary>
+#
+# `k.transpose(-2, -1)`, `scores.masked_fill(~mask, float("-inf"))`, `torch.softmax(scores, dim=-1)`,
+# and `.transpose(1, 2).reshape(B, T, d_model)` to merge.
 # </details>
 
 
@@ -511,233 +628,182 @@ class MultiHeadAttention(nn.Module):
 
 
 # %% tests="mha-module-tests" points=4
-# Visible checks: the interface, then (at the end) your module against nn.MultiheadAttention with the same weights.
+# Visible checks: the interface that lessons 10 and 11 rely on, then your module against nn.MultiheadAttention.
 _mine = checks.call(MultiHeadAttention, 8, 2)
-for _name in ("W_q", "W_k", "W_v", "W_o"):
-    checks.expect(isinstance(getattr(_mine, _name, None), nn.Linear), f"self.{_name} must be an nn.Linear layer.")
-    checks.expect_shape(getattr(_mine, _name).weight, (8, 8), f"self.{_name}.weight for d_model = 8")
-    checks.expect(getattr(_mine, _name).bias is not None, f"self.{_name} needs a bias (bias=True is the default).")
+_layers = [getattr(_mine, f"W_{_n}", None) for _n in "qkvo"]
 checks.expect(
-    getattr(_mine, "num_heads", None) == 2 and getattr(_mine, "d_k", None) == 4,
-    "store self.num_heads and self.d_k = d_model // num_heads.",
+    (getattr(_mine, "num_heads", None), getattr(_mine, "d_k", None)) == (2, 4)
+    and all(isinstance(_l, nn.Linear) and _l.weight.shape == (8, 8) and _l.bias is not None for _l in _layers),
+    "store self.num_heads, self.d_k = d_model // num_heads and four layers self.W_q, self.W_k, self.W_v, self.W_o, "
+    "each nn.Linear(d_model, d_model, bias=bias), with a bias by default.",
+)
+_keys = sorted(_mine.state_dict())
+checks.expect(
+    _keys == sorted(f"W_{_n}.{_p}" for _n in "qkvo" for _p in ("weight", "bias")),
+    f"state_dict() must hold the four layers' weights and biases only (lesson 10 copies it); yours holds {_keys}.",
 )
 
 
 ### BEGIN HIDDEN TESTS
 def _mha_module_hidden():
     g = torch.Generator().manual_seed(34)
-    B, T, d, H = 2, 6, 48, 3  # d_k = 16
-    x = torch.randn(B, T, d, generator=g)
+    B, T, d, H = 2, 6, 48, 3  # d_k = 16; in float64, as lesson 11 runs it
+    d_k, x = d // H, torch.randn(B, T, d, generator=g, dtype=torch.float64)
     causal = torch.ones(T, T, dtype=torch.bool).tril()  # True = may attend
-    pattern = (torch.arange(T)[:, None] + torch.arange(T)[None, :]) % 3 != 0  # every row keeps and blocks some keys
+    pattern = (torch.arange(T)[:, None] + torch.arange(T)) % 3 != 0  # every row keeps and blocks some keys
+    names = {
+        "merge": "the heads are merged without the transpose: (B, H, T, d_k) must become (B, T, H, d_k) first.",
+        "split": "the heads are split without the transpose: view as (B, T, H, d_k), then transpose(1, 2).",
+        "shared": "every head uses the same projection (the first d_k columns): head i must use its own block.",
+        "scale": "the scores are divided by sqrt(d_model): each head has width d_k = d_model / H, divide by sqrt(d_k).",
+        "no W_O": "the output projection W_o is not applied.",
+        "inverted": "the mask is inverted: True means 'may attend' (lesson 4), so fill -inf where the mask is False.",
+    }
+
+    def variant(kind, mask):  # what a known mistake computes
+        q, k, v = torch.nn.functional.linear(x, theirs.in_proj_weight, theirs.in_proj_bias).chunk(3, dim=-1)
+        if kind == "shared":
+            q, k, v = (t[..., :d_k].repeat(1, 1, H) for t in (q, k, v))
+        split = lambda t: t.reshape(B, H, T, d_k) if kind == "split" else t.reshape(B, T, H, d_k).transpose(1, 2)
+        s = split(q) @ split(k).transpose(-1, -2) / (d if kind == "scale" else d_k) ** 0.5
+        if mask is not None:
+            s = s.masked_fill(mask if kind == "inverted" else ~mask, float("-inf"))
+        o = torch.softmax(s, -1) @ split(v)
+        o = o.reshape(B, T, d) if kind == "merge" else o.transpose(1, 2).reshape(B, T, d)
+        return o if kind == "no W_O" else theirs.out_proj(o)
+
     for bias in (True, False):
-        theirs = nn.MultiheadAttention(d, H, bias=bias, batch_first=True)
-        with torch.no_grad():
-            for p in theirs.parameters():
-                p.copy_(torch.randn(p.shape, generator=g) * (1.5 / d**0.5 if p.dim() == 2 else 0.5))
+        theirs = nn.MultiheadAttention(d, H, bias=bias, batch_first=True).double()
+        for p in theirs.parameters():
+            nn.init.normal_(p, std=1.5 / d**0.5 if p.dim() == 2 else 0.5, generator=g)
         mine = MultiHeadAttention(d, H, bias=bias)
-        n_mine, n_theirs = sum(p.numel() for p in mine.parameters()), sum(p.numel() for p in theirs.parameters())
-        checks.expect(
-            n_mine == n_theirs,
-            f"with bias={bias} your module has {n_mine} parameters, "
-            f"nn.MultiheadAttention has {n_theirs}: four nn.Linear(d_model, d_model, bias=bias) layers only.",
-        )
-        load_from_torch(mine, theirs)
-        Wq, Wk, Wv = (theirs.in_proj_weight[i * d : (i + 1) * d] for i in range(3))
-        bq, bk, bv = (theirs.in_proj_bias[i * d : (i + 1) * d] if bias else torch.zeros(d) for i in range(3))
-        Wo, bo = theirs.out_proj.weight, theirs.out_proj.bias if bias else torch.zeros(d)
-        dk = d // H
-
-        def variant(kind, mask):
-            q, k, v = x @ Wq.T + bq, x @ Wk.T + bk, x @ Wv.T + bv
-            if kind == "shared":
-                q, k, v = (torch.cat([t[..., :dk]] * H, dim=-1) for t in (q, k, v))
-            sp = lambda t: t.reshape(B, H, T, dk) if kind == "split" else t.reshape(B, T, H, dk).transpose(1, 2)
-            s = sp(q) @ sp(k).transpose(-1, -2) / (d**0.5 if kind == "scale" else dk**0.5)
-            if mask is not None:
-                s = s.masked_fill(mask if kind == "inverted" else ~mask, float("-inf"))
-            o = torch.softmax(s, -1) @ sp(v)
-            merged = o.reshape(B, T, d) if kind == "merge" else o.transpose(1, 2).reshape(B, T, d)
-            return merged if kind == "no W_O" else merged @ Wo.T + bo
-
-        names = {
-            "merge": "the heads are merged without the transpose: (B, H, T, d_k) must become (B, T, H, d_k) before the reshape.",
-            "split": "the heads are split without the transpose: view as (B, T, H, d_k), then transpose(1, 2).",
-            "shared": "every head uses the same projection (the first d_k columns): head i must use its own block of columns.",
-            "scale": "the scores are divided by sqrt(d_model): each head has width d_k = d_model / H, divide by sqrt(d_k).",
-            "no W_O": "the output projection W_o is not applied.",
-        }
+        sizes = [sum(p.numel() for p in module.parameters()) for module in (mine, theirs)]
+        checks.expect(sizes[0] == sizes[1], f"with bias={bias} your module has {sizes[0]} parameters, not {sizes[1]}.")
+        load_from_torch(mine.double(), theirs)
         for mask in (None, pattern, causal):
-            with torch.no_grad():
-                # average_attn_weights=False: every head's weights (B, H, T, T), not their mean over the heads
-                want, want_w = theirs(
-                    x, x, x, attn_mask=None if mask is None else ~mask, need_weights=True, average_attn_weights=False
-                )
-                mistakes = {text: variant(kind, mask) for kind, text in names.items()}
-                if mask is pattern:
-                    mistakes[
-                        "the mask is inverted: True means 'may attend' (lesson 4), so fill -inf where the mask is False."
-                    ] = variant("inverted", mask)
-                result = mine(x, mask=mask)
-            checks.expect(
-                isinstance(result, tuple) and len(result) == 2, "forward must return the tuple (output, weights)."
-            )
-            out, w = result
-            checks.expect(
-                not (tuple(out.shape) == (B, H, T, T) and tuple(w.shape) == (B, T, d)),
-                "forward returned (weights, output): return (output, weights), in that order.",
-            )
-            what = f"(d_model = 48, 3 heads, bias={bias}, {'no' if mask is None else 'causal' if mask is causal else 'a'} mask)"
-            checks.expect_close(
-                out, want, f"your output compared with nn.MultiheadAttention's {what}", atol=1e-5, mistakes=mistakes
-            )
-            checks.expect_close(w, want_w, f"your weights compared with nn.MultiheadAttention's {what}", atol=1e-5)
-    mine.zero_grad()
-    mine(x)[0].pow(2).sum().backward()
-    for name in ("W_q", "W_k", "W_v", "W_o"):
-        grad = getattr(mine, name).weight.grad
-        checks.expect(
-            grad is not None and float(grad.abs().sum()) > 0,
-            f"no gradient reaches self.{name}: use torch operations only (no numpy, no .detach()).",
-        )
+            what = f"mha(x, mask) after .double() (d_model = 48, 3 heads, bias={bias}, a mask: {mask is not None})"
+            with torch.no_grad():  # the mask passed by position, as lessons 10 and 11 pass it
+                mistakes = {
+                    text: variant(kind, mask) for kind, text in names.items() if kind != "inverted" or mask is pattern
+                }
+                checks.same_as_torch_attention(lambda: mine(x, mask), theirs, x, mask, what, mistakes, atol=1e-9)
+    mine(x, mask=causal)[0].pow(2).sum().backward()  # the mask by name works too
+    grads = {n: getattr(mine, n).weight.grad for n in ("W_q", "W_k", "W_v", "W_o")}
+    stuck = [n for n, grad in grads.items() if grad is None or not grad.any()]
+    checks.expect(not stuck, f"no gradient reaches {stuck}: use torch operations only (no numpy, no .detach()).")
 
 
 _mha_module_hidden()
 ### END HIDDEN TESTS
 torch.manual_seed(1)
 _theirs = nn.MultiheadAttention(8, 2, batch_first=True)
-with torch.no_grad():
-    _theirs.in_proj_bias.normal_()
-    _theirs.out_proj.bias.normal_()  # PyTorch starts biases at 0: make them count
+for _bias in (_theirs.in_proj_bias, _theirs.out_proj.bias):
+    nn.init.normal_(_bias)  # PyTorch starts biases at 0: make them count
 load_from_torch(_mine, _theirs)
-_x = torch.randn(3, 5, 8)  # B = 3, T = 5, d_model = 8, 2 heads of d_k = 4
-# average_attn_weights=False: PyTorch returns every head's weights (3, 2, 5, 5) instead of their mean (3, 5, 5)
-_want, _want_w = _theirs(_x, _x, _x, need_weights=True, average_attn_weights=False)
-_result = _mine(_x)
-checks.expect(isinstance(_result, tuple) and len(_result) == 2, "forward must return the tuple (output, weights).")
-_out, _w = _result
-checks.expect(
-    not (tuple(_out.shape) == (3, 2, 5, 5) and tuple(_w.shape) == (3, 5, 8)),
-    "forward returned (weights, output): return (output, weights), in that order.",
-)
-checks.expect_shape(_out, (3, 5, 8), "the output for x of shape (3, 5, 8)")
-checks.expect_shape(_w, (3, 2, 5, 5), "the weights for x of shape (3, 5, 8) with 2 heads")
-try:
-    checks.expect_close(
-        _out, _want, "your output compared with nn.MultiheadAttention's (d_model = 8, 2 heads)", atol=1e-5
-    )
-    checks.expect_close(_w, _want_w, "your weights compared with nn.MultiheadAttention's", atol=1e-5)
-except AssertionError as _error:
-    raise AssertionError(
-        f"{_error} Usual causes: merging (or splitting) the heads without the transpose, one "
-        "shared projection for all heads, dividing by sqrt(d_model) instead of sqrt(d_k), "
-        "a missing W_o."
-    ) from None
+_x, _causal = torch.randn(3, 5, 8), torch.ones(5, 5, dtype=torch.bool).tril()  # B = 3, T = 5, d_model = 8
+_hint = "Usual causes: no transpose in the split or merge, one projection for all heads, sqrt(d_model), no W_o."
+checks.same_as_torch_attention(lambda: _mine(_x), _theirs, _x, None, "mha(x), x of shape (3, 5, 8)", hint=_hint)
+checks.same_as_torch_attention(lambda: _mine(_x, _causal), _theirs, _x, _causal, "mha(x, causal_mask)", hint=_hint)
 checks.passed("MultiHeadAttention")
 
 # %% [markdown]
 # ## 5. Explore: the number of heads
 #
 # The explorer runs **your** `multi_head_attention` on the dog sentence with fixed random projections
-# ($d_{\text{model}} = 8$, so $W^Q, W^K, W^V, W^O$ are $8 \times 8$). On the left, one map per head
-# (rows: queries, columns: keys; grey slots: heads that do not exist for this $H$). On the right, the
-# weights of the query you pick, one curve per head, in the colour of its title; its row is marked ▶
-# in the maps.
+# ($d_{\text{model}} = 8$, so $W^Q, W^K, W^V, W^O$ are $8 \times 8$) and draws one attention map per head
+# (rows: queries, columns: keys, in the same order in every map). The row of the query you pick is
+# outlined in every map, and each map's title names the key that this query weighs most in that head,
+# with its weight.
 #
 # Move the **heads H** slider: the projection matrices stay the same, only the way their columns are
 # grouped into heads changes, from one head of $d_k = 8$ to eight heads of $d_k = 1$.
 
 # %%
 dog = data.DOG_SENTENCE
-HEAD_COLOURS = [plots.COLORS[i] for i in (0, 1, 2, 3, 4, 5, 7)] + ["#7F7F7F"]  # no yellow text on white
 
 
 class HeadsView(widgets.View):
-    """Every head's attention map on the dog sentence (up to 8 heads), and one query's weights in each head."""
+    """Your multi_head_attention on the dog sentence: one attention map per head, four to a row; each map's title
+    names the key that the picked query weighs most in that head."""
 
     def __init__(self, d_model=8, seed=1):
         rng = np.random.default_rng(seed)
         self.d_model, self.T = d_model, len(dog)
         self.X = data.embed(dog, d_model)  # (11, 8)
         self.W = [2.0 * rng.standard_normal((d_model, d_model)) / np.sqrt(d_model) for _ in range(4)]
-        self.colour_of = plt.get_cmap(plots.SEQUENTIAL)
+        self.figures = {}  # number of heads -> its figure and artists, all built when the explorer starts
 
-    def block(self, i):
-        """Rows and columns of head slot i (0..7) in the 2 x 4 mosaic of maps."""
-        row, col = divmod(i, 4)
-        r, c = row * (self.T + 2), col * (self.T + 1)
-        return slice(r, r + self.T), slice(c, c + self.T)
+    def key(self, heads, query):
+        return heads  # one layout per number of heads
+
+    def corner(self, h):
+        """Top-left cell of head h's map in the one image that holds all maps (white cells between them)."""
+        row, col = divmod(h, 4)
+        return row * (self.T + 3), col * (self.T + 1)
 
     def build(self, heads, query):
-        T = self.T
-        fig = plt.figure(figsize=(9.8, 4.7))
-        maps = fig.add_axes([0.085, 0.21, 0.55, 0.69])
-        self.image = maps.imshow(np.ones((2 * T + 2, 4 * T + 3, 3)), interpolation="nearest")  # an RGB mosaic
-        maps.set_yticks([r for row in range(2) for r in range(row * (T + 2), row * (T + 2) + T)], dog * 2)
-        maps.set_xticks([c for col in range(4) for c in range(col * (T + 1), col * (T + 1) + T)], dog * 4, rotation=90)
-        maps.tick_params(length=0)
-        maps.tick_params(axis="y", pad=11)
-        for spine in maps.spines.values():
-            spine.set_visible(False)
-        maps.set_xlim(-0.5, 4 * T + 2.5)
-        maps.set_ylim(2 * T + 1.5, -2.0)
-        self.titles = [
-            maps.text(
-                self.block(i)[1].start + (T - 1) / 2,
-                self.block(i)[0].start - 0.9,
-                "",
-                ha="center",
-                va="bottom",
-                fontsize=10,
-                color=HEAD_COLOURS[i],
-            )
-            for i in range(8)
-        ]
-        (self.marker,) = maps.plot([], [], ">", color=plots.COLORS[5], ms=7, clip_on=False)
-        bar = fig.add_axes([0.648, 0.3, 0.012, 0.5])
-        fig.colorbar(plt.cm.ScalarMappable(plt.Normalize(0, 1), self.colour_of), cax=bar)
-        bar.set_title("weight", fontsize=9)
-        right = fig.add_axes([0.765, 0.21, 0.22, 0.69])
-        self.curves = [
-            right.plot(range(T), np.full(T, np.nan), "o-" if i < 4 else "s--", ms=4, lw=1.5, color=HEAD_COLOURS[i])[0]
-            for i in range(8)
-        ]
-        right.set_xlim(-0.5, T - 0.5)
-        right.set_ylim(0, 1.02)
-        right.set_xticks(range(T), dog, rotation=90)
-        right.set_xlabel("key")
-        right.set_ylabel("weight of the query")
-        self.label = right.set_title("", fontsize=10)
-        fig.suptitle(
-            f"Your multi_head_attention on the dog sentence, d_model = {self.d_model} "
-            "(maps: rows = queries ▶, columns = keys; grey = no such head)",
-            fontsize=10,
-        )
-        self.dynamic = [self.image, self.marker, *self.titles, *self.curves, self.label]
-        return fig
+        if not self.figures:  # a change of H then costs a redraw of the labels, not a new figure
+            self.figures = {h: self.make_figure(h) for h in (1, 2, 4, 8)}
+        self.parts = self.figures[heads]
+        self.dynamic = [self.parts["image"], *self.parts["titles"], *self.parts["outlines"], self.parts["finding"]]
+        return self.parts["figure"]
+
+    def make_figure(self, heads):
+        T, cols, rows = self.T, min(heads, 4), -(-heads // 4)
+        cell = {1: 0.3, 2: 0.25}.get(heads, 0.14)  # inches per weight: smaller maps when there are more
+        mosaic = np.full((rows * (T + 3) - 3, cols * (T + 1) - 1), np.nan)  # NaN cells between the maps: white
+        maps_w, maps_h = mosaic.shape[1] * cell, mosaic.shape[0] * cell
+        fig = plt.figure(figsize=(maps_w + 1.9, maps_h + 1.8))
+        width, height = fig.get_size_inches()
+        ax = fig.add_axes([1.0 / width, 1.05 / height, maps_w / width, maps_h / height])
+        cmap = plt.get_cmap(plots.SEQUENTIAL).with_extremes(bad="white")
+        image = ax.imshow(mosaic, cmap=cmap, vmin=0, vmax=1, interpolation="nearest")
+        corners = [self.corner(h) for h in range(heads)]
+        label_cols = sorted({c for _, c in corners})[: 1 if cols > 2 else cols]  # four maps: keys under the first only
+        ax.set_xticks([c + t for c in label_cols for t in range(T)], dog * len(label_cols), rotation=90)
+        ax.set_yticks([r + t for r in sorted({r for r, _ in corners}) for t in range(T)], dog * rows)
+        ax.tick_params(length=0)
+        ax.set_frame_on(False)
+        ax.set_xlabel("key (column; the same order in every map)")
+        ax.set_ylabel("query (row)")
+        titles = [ax.text(c + (T - 1) / 2, r - 0.7, "", ha="center", va="bottom", fontsize=9) for r, c in corners]
+        outlines = [Rectangle((c - 0.5, r - 0.5), T, 1, fill=False, lw=2) for r, c in corners]
+        for outline in outlines:
+            ax.add_patch(outline).set_edgecolor(plots.color("highlight"))
+        bar = fig.add_axes([(maps_w + 1.2) / width, 1.05 / height, 0.12 / width, min(maps_h, 3) / height])
+        fig.colorbar(plt.cm.ScalarMappable(plt.Normalize(0, 1), cmap), cax=bar, label="weight")
+        s = "s" if heads > 1 else ""
+        heading = f"Your multi_head_attention, H = {heads} head{s} of d_k = {self.d_model // heads}"
+        fig.text(0.5, 1 - 0.08 / height, heading, ha="center", va="top", fontsize=10)
+        finding = fig.text(0.5, 1 - 0.3 / height, "", ha="center", va="top", fontsize=10)
+        plt.close(fig)  # out of pyplot's list, so that the notebook does not show it: the explorer does
+        return dict(figure=fig, image=image, mosaic=mosaic, titles=titles, outlines=outlines, finding=finding)
 
     def update(self, heads, query):
-        _, weights = multi_head_attention(self.X, *self.W, heads)  # your code: (heads, 11, 11)
-        mosaic = np.ones((2 * self.T + 2, 4 * self.T + 3, 3))  # white gaps
-        for i in range(8):
-            present = i < heads
-            mosaic[self.block(i)] = self.colour_of(weights[i])[..., :3] if present else 0.88  # grey: no head
-            self.curves[i].set_ydata(weights[i, query] if present else np.full(self.T, np.nan))
-            self.titles[i].set_text(f"head {i + 1}" if present else "")
-        self.image.set_data(mosaic)
-        rows = [query] + ([query + self.T + 2] if heads > 4 else [])
-        self.marker.set_data([-1.0] * len(rows), rows)
-        self.label.set_text(f"H = {heads} head(s) of d_k = {self.d_model // heads}")
-        self.weights = weights
+        _, self.weights = multi_head_attention(self.X, *self.W, heads)  # your code: (heads, 11, 11)
+        favourite = [dog[i] for i in self.weights[:, query].argmax(axis=-1)]
+        for h in range(heads):
+            r, c = self.corner(h)
+            self.parts["mosaic"][r : r + self.T, c : c + self.T] = self.weights[h]
+            self.parts["outlines"][h].set_y(r + query - 0.5)
+            self.parts["titles"][h].set_text(f"head {h + 1}: {favourite[h]} {self.weights[h, query].max():.0%}")
+        self.parts["image"].set_data(self.parts["mosaic"])
+        n = len(set(favourite))
+        self.parts["finding"].set_text(
+            f"'{dog[query]}' (outlined) weighs '{favourite[0]}' most"
+            if heads == 1
+            else f"'{dog[query]}' (outlined): {n} different favourite keys in {heads} heads"
+        )
 
     def alt(self, heads, query):
         favourite = [
-            f"head {i + 1}: '{dog[int(np.argmax(self.weights[i, query]))]}' ({self.weights[i, query].max():.0%})"
-            for i in range(heads)
+            f"head {h + 1}: '{dog[int(np.argmax(self.weights[h, query]))]}' ({self.weights[h, query].max():.0%})"
+            for h in range(heads)
         ]
         return (
-            f"Attention maps of {heads} head(s) of width d_k = {self.d_model // heads} on the dog sentence, "
-            f"and the weights of the query '{dog[query]}' in each head. Its largest weight: " + "; ".join(favourite)
+            f"{heads} attention map(s), one per head of width d_k = {self.d_model // heads}, of your "
+            f"multi_head_attention on the dog sentence, with the row of the query '{dog[query]}' outlined. "
+            "The key it weighs most in each head: " + "; ".join(favourite)
         )
 
 
@@ -751,20 +817,22 @@ heads_explorer
 
 # %% [markdown]
 # **Things to try.** Compare $H = 1$ with $H = 2$: the single head's map is one compromise; the two
-# heads can disagree about where a query should look. Then try $H = 8$: every head has $d_k = 1$, so
-# its score is a product of two *numbers*, $q\,k$. A query with $q > 0$ prefers the key with the
-# largest $k$, a query with $q < 0$ the key with the smallest $k$: each head can only favour one of two
-# keys. The cell below counts both effects with your code on the explorer's weights.
+# heads can disagree about where a query should look (the titles name each head's favourite key). Then
+# try $H = 8$: every head has $d_k = 1$, so its score is a product of two *numbers*, $q\,k$. A query with
+# $q > 0$ prefers the key with the largest $k$, a query with $q < 0$ the key with the smallest $k$: each
+# head can only favour one of two keys, so in each of its maps the brightest cell of every row sits in one
+# of two columns. The cell below counts both effects with your code on the explorer's weights.
 
 # %%
 with ac.student_code("multi_head_attention"):
     view = heads_explorer.view
+    favourites = {}
     for H in (1, 2, 4, 8):
-        favourite = multi_head_attention(view.X, *view.W, H)[1].argmax(axis=-1)  # (H, 11): each query's top key
-        disagree = int((favourite != favourite[0]).any(axis=0).sum())
+        favourites[H] = multi_head_attention(view.X, *view.W, H)[1].argmax(axis=-1)  # (H, 11): each query's top key
+        disagree = int((favourites[H] != favourites[H][0]).any(axis=0).sum())
         print(
             f"H = {H} (d_k = {view.d_model // H}): distinct favourite keys per head "
-            f"{[len(set(row)) for row in favourite]}; queries whose heads disagree on the favourite key: "
+            f"{[len(set(row)) for row in favourites[H]]}; queries whose heads disagree on the favourite key: "
             f"{disagree} of {len(dog)}"
         )
 
@@ -804,33 +872,42 @@ with ac.student_code("MultiHeadAttention"):
 # $H \cdot T^2$ attention weights: the memory grows with the number of heads and with the *square* of
 # the length. The parameters do not grow: $W^Q, W^K, W^V, W^O$ are $d_{\text{model}} \times d_{\text{model}}$
 # whatever $H$ is (with $d_k = d_{\text{model}}/H$), so there are $4(d_{\text{model}}^2 + d_{\text{model}})$
-# numbers with biases. More heads only cut the same matrices into narrower blocks. We count both on your module.
+# numbers with biases. More heads only cut the same matrices into narrower blocks. We count both on your
+# module, with $d_{\text{model}} = 64$.
 
 # %%
 with ac.student_code("MultiHeadAttention"):
     d_cost, head_counts, lengths = 64, [1, 2, 4, 8, 16], [16, 32, 64, 128, 256]
     params = {H: sum(p.numel() for p in MultiHeadAttention(d_cost, H).parameters()) for H in head_counts}
     torch_params = {H: sum(p.numel() for p in nn.MultiheadAttention(d_cost, H).parameters()) for H in head_counts}
+    formula = 4 * (d_cost**2 + d_cost)
     entries = {}
     with torch.no_grad():
         for H in head_counts[:4]:
             layer = MultiHeadAttention(d_cost, H)
             entries[H] = [layer(torch.randn(1, T, d_cost))[1].numel() for T in lengths]
 
-    fig, axes = plt.subplots(1, 2, figsize=(10.5, 3.6))
-    for i, H in enumerate(entries):
-        axes[0].loglog(lengths, entries[H], "o-", color=plots.COLORS[i], label=f"H = {H}")
-    axes[0].set_xticks(lengths, [str(T) for T in lengths])
-    axes[0].minorticks_off()
-    axes[0].set_xlabel("sequence length T")
-    axes[0].set_ylabel("attention weights per sequence")
-    axes[0].set_title(f"memory: H·T² (d_model = {d_cost})")
-    axes[0].legend()
-    axes[1].bar([str(H) for H in head_counts], [params[H] for H in head_counts], color=plots.COLORS[2])
-    axes[1].set_xlabel("number of heads H")
-    axes[1].set_ylabel("parameters")
-    axes[1].set_title(f"parameters of your module (d_model = {d_cost})")
-    fig.tight_layout()
+    fig, (memory, count) = plt.subplots(1, 2, figsize=(8.2, 3.5), layout="constrained")
+    for H in entries:
+        memory.loglog(lengths, entries[H], "o-", color=plots.color("yours"))
+        memory.annotate(
+            f"H = {H}", (lengths[-1], entries[H][-1]), xytext=(6, 0), textcoords="offset points", va="center"
+        )
+    memory.set_xticks(lengths, [str(T) for T in lengths])
+    memory.minorticks_off()
+    memory.set_xlim(12, 700)  # room for the labels at the right
+    memory.set_xlabel("sequence length T")
+    memory.set_ylabel("attention weights per sequence")
+    memory.set_title("Memory grows as H·T²")
+    labels = [str(H) for H in head_counts]
+    count.bar(labels, [params[H] for H in head_counts], color=plots.color("yours"), label="your module")
+    count.plot(labels, [torch_params[H] for H in head_counts], "_", ms=28, mew=2.5, color=plots.color("pytorch"))
+    count.lines[-1].set_label("nn.MultiheadAttention")
+    count.set_ylim(0, 1.4 * formula)
+    count.legend(loc="upper center", ncol=2)
+    count.set_xlabel("number of heads H")
+    count.set_ylabel("parameters")
+    count.set_title(f"Parameters: {params[1]:,} for every H")
     T_long = lengths[-1]
     plots.show(
         fig,
@@ -838,13 +915,13 @@ with ac.student_code("MultiHeadAttention"):
         alt=f"Left: attention weights per sequence against length T on log axes, one line per number of heads "
         f"H = 1, 2, 4, 8, each growing as H·T² (for T = {T_long}: "
         + ", ".join(f"{entries[H][-1]:,}" for H in entries)
-        + "). Right: bars of the parameter count of "
-        f"your module for H = {head_counts}, all equal to {params[1]:,}.",
+        + "). Right: bars of the parameter count of your module for H = "
+        + ", ".join(labels)
+        + f", all {params[1]:,}, with nn.MultiheadAttention's counts marked on top of them, the same.",
     )
-    print(
-        f"parameters for H = {head_counts}: {sorted(set(params.values()))} (your module), "
-        f"{sorted(set(torch_params.values()))} (nn.MultiheadAttention); 4·(d² + d) = {4 * (d_cost**2 + d_cost)}"
-    )
+    print(f"parameters with d_model = {d_cost}, bias included (4·(d² + d) = {formula:,}):")
+    for H in head_counts:
+        print(f"  H = {H:2d}: your module {params[H]:,}, nn.MultiheadAttention {torch_params[H]:,}")
     print(
         f"attention weights for T = {T_long}: "
         + ", ".join(f"H = {H}: {entries[H][-1]:,}" for H in entries)
@@ -854,11 +931,10 @@ with ac.student_code("MultiHeadAttention"):
 # %% [markdown]
 # **Heads that specialise.** Studies of trained Transformers (for example Clark et al., 2019, *What does
 # BERT look at?*) report heads that follow grammatical relations. Training a model to do that needs far
-# more text than this notebook can process in seconds,
-# so here we **construct** a two-head model by hand, to see what such a model looks like inside and
-# to run it through your `multi_head_attention`. Each token's embedding ($d_{\text{model}} = 16$)
-# holds a one-hot code of its grammatical role (9 roles) plus a small identity part. We then write
-# the query and key matrices so that
+# more text than this notebook can process in seconds, so here we **construct** a two-head model by hand,
+# to see what such a model looks like inside and to run it through your `multi_head_attention`. Each
+# token's embedding ($d_{\text{model}} = 16$) holds a one-hot code of its grammatical role (9 roles) plus
+# a small part that tells the words apart. We then write the query and key matrices so that
 # * **head 1** (subject–verb): the subject's query matches the main verb's key and vice versa
 #   (*dog* ↔ *barked*), and the adverb looks for the verb;
 # * **head 2** (relative clause): the subject and the relative pronoun find each other
@@ -908,17 +984,32 @@ W_V_dog = W_O_dog = np.eye(d_dog)
 with ac.student_code("multi_head_attention"):
     _, w_dog = multi_head_attention(X_dog, W_Q_dog, W_K_dog, W_V_dog, W_O_dog, H_dog)
     _, w_one = multi_head_attention(X_dog, W_Q_dog, W_K_dog, W_V_dog, W_O_dog, 1)  # same matrices, one head
-    fig, axes = plt.subplots(1, 3, figsize=(15, 4.8))
-    for head, title in ((0, "head 1: subject ↔ verb"), (1, "head 2: relative clause")):
-        plots.attention_heatmap(w_dog[head], dog, ax=axes[head], title=title, annotate=False, colorbar=False)
-    plots.attention_heatmap(w_one[0], dog, ax=axes[2], title="the same matrices as ONE head (d_k = 16)", annotate=False)
-    fig.suptitle("Constructed model on the dog sentence (d_model = 16): rows attend to columns")
-    fig.tight_layout()
     i_dog, i_barked, i_which = dog.index("dog"), dog.index("barked"), dog.index("which")
+    maps = [
+        (w_dog[0], f"head 1 (subject ↔ verb):\n'dog' → 'barked' {w_dog[0, i_dog, i_barked]:.0%}"),
+        (w_dog[1], f"head 2 (relative clause):\n'dog' → 'which' {w_dog[1, i_dog, i_which]:.0%}"),
+        (
+            w_one[0],
+            f"one head (d_k = 16): 'dog' splits,\n{w_one[0, i_dog, i_barked]:.0%} and {w_one[0, i_dog, i_which]:.0%}",
+        ),
+    ]
+    fig, axes = plt.subplots(1, 3, figsize=(8.2, 3.9), layout="constrained")
+    for ax, (weights, title) in zip(axes, maps):
+        plots.attention_heatmap(weights, dog, ax=ax, title=title, annotate=False, colorbar=False)
+        ax.set_xlabel("key")
+        ax.add_patch(Rectangle((-0.5, i_dog - 0.5), len(dog), 1, fill=False, lw=2)).set_edgecolor(
+            plots.color("highlight")
+        )
+    for ax in axes[1:]:
+        ax.set_ylabel("")
+        ax.tick_params(labelleft=False)
+    axes[0].set_ylabel("query")
+    fig.colorbar(axes[0].images[0], ax=axes, shrink=0.8, label="weight")
+    fig.suptitle("Two heads give 'dog' two sharp links; the same matrices as one head split its weight")
     plots.show(
         fig,
         name="06_dog_heads",
-        alt=f"Three attention maps of the dog sentence. Head 1: the row of 'dog' puts "
+        alt=f"Three attention maps of the dog sentence, the row of 'dog' outlined. Head 1: 'dog' puts "
         f"{w_dog[0, i_dog, i_barked]:.0%} on 'barked'. Head 2: it puts {w_dog[1, i_dog, i_which]:.0%} on "
         f"'which'. The same matrices as one head: 'dog' splits its attention, "
         f"{w_one[0, i_dog, i_barked]:.0%} on 'barked' and {w_one[0, i_dog, i_which]:.0%} on 'which'.",
@@ -978,8 +1069,10 @@ with ac.student_code("multi_head_attention"):
 # %% [markdown]
 # ## 8. Check your understanding
 #
-# Replace `None` in each answer cell. Multiple-choice answers are a letter in quotes, e.g. `"a"`;
-# numeric answers are a number. The cell after each answer checks the format only.
+# Each answer cell holds `qN_answer = None` and, under it, `raise NotImplementedError()`: replace `None`
+# with your answer and delete the `raise NotImplementedError()` line. Multiple-choice answers are a letter
+# in quotes, e.g. `"a"`; numeric answers are a number. The cell after each answer checks the format only;
+# the answer itself is graded when your notebook is graded.
 #
 # **Q1 (1 point).** $d_{\text{model}} = 512$ with $H = 8$ heads. What is the head size $d_k$?
 
@@ -1031,6 +1124,15 @@ q4_answer = 8 * 1024**2
 # parameters as one head of width 512. Both return one vector per query. In 3–5 sentences, explain
 # what the eight heads can do that the single wide head cannot, and what they give up. Use the
 # dog-sentence experiment in your answer.
+#
+# <details><summary>Before you hand in</summary>
+#
+# * Does your answer say what each head has of its own, beyond "more vectors"?
+# * Does it quote what the dog-sentence experiment printed, for two heads and for the same matrices as
+#   one head?
+# * Does it name at least one thing the eight heads give up?
+# * Is it 3–5 sentences, in your own words?
+# </details>
 
 # %% [markdown] manual="quiz-free-why-heads" points=3
 # ### BEGIN SOLUTION
@@ -1039,7 +1141,7 @@ q4_answer = 8 * 1024**2
 # can put nearly all of *dog*'s weight on *barked* while another puts it on *which*, and both values
 # reach the output side by side in the concatenation, where $W^O$ combines them. A single head with the
 # same matrices must share one distribution: *dog* gave two equal scores (about 4.24) to *barked* and
-# *which*, split its attention between them and received a sum of half of each value, as the experiment
+# *which*, split its attention between them and received a sum of about half of each value, as the experiment
 # printed. What the eight heads give up is width: each head compares queries and keys in only 64
 # dimensions (its own subspace), whereas a single head's scores can use all 512 at once. They also
 # store eight $T \times T$ weight matrices instead of one.

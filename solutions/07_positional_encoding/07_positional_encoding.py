@@ -41,10 +41,11 @@
 # `F.scaled_dot_product_attention` with random projection matrices. Tensors, `torch.nn.Embedding` and
 # `.backward()` are introduced in lesson 0 (`00_pytorch_primer`).
 #
-# **How the notebook works.** Run the cells from top to bottom (Shift-Enter). Cells that start with
-# `# YOUR CODE HERE` are exercises: replace `raise NotImplementedError()` with your code. The cell
-# right after each exercise runs *visible checks*; when grading, hidden checks with other shapes run
-# as well, so make your code general. The toolbar's **Validate** button runs every check at once.
+# **How the notebook works.** Run the cells from top to bottom (Shift-Enter). Exercise cells contain
+# `raise NotImplementedError()`: replace it with your code. Under each exercise, hints open one at a time:
+# first the idea, then a first step, then the calls to use. The cell right after each exercise runs
+# *visible checks*; when grading, hidden checks with other shapes run as well, so make your code general.
+# The toolbar's **Validate** button runs every check at once.
 
 # %%
 import matplotlib.pyplot as plt
@@ -112,11 +113,11 @@ print(
 weights_diff = (w_dc - w_cd[perm][:, perm]).abs().max().item()
 print(f"max |weights(dog chased cat) − weights(cat chased dog) with rows and columns reordered| = {weights_diff:.1e}")
 
-fig, axes = plt.subplots(1, 2, figsize=(9.5, 3.8))
+fig, axes = plt.subplots(1, 2, figsize=(8.2, 3.7), layout="constrained")
 plots.attention_heatmap(w_cd, cat_dog, ax=axes[0], title="“The cat chased the dog”", colorbar=False)
-plots.attention_heatmap(w_dc, dog_cat, ax=axes[1], title="“The dog chased the cat”")
+plots.attention_heatmap(w_dc, dog_cat, ax=axes[1], title="“The dog chased the cat”", colorbar=False)
+fig.colorbar(axes[0].images[0], ax=axes, shrink=0.85, label="weight")
 fig.suptitle(f"No positions: the same weights, rows and columns reordered (d_model = {d_model})")
-fig.tight_layout()
 plots.show(
     fig,
     name="07_permutation",
@@ -158,14 +159,27 @@ plots.show(
 # Implement `positional_encoding(T, d_model)` returning a numpy array of shape `(T, d_model)` whose row
 # $p$ is $\mathrm{PE}_p$ for positions $p = 0, \dots, T-1$ (the first position is 0). Sines go in the
 # even columns (0, 2, 4, …), cosines in the odd columns (1, 3, 5, …), interleaved as in the formula.
-# `d_model` is even.
+# `d_model` is even (`d_model / 2` may be odd, as for `d_model = 6`), and `T` may be 1. The hidden checks
+# compare your table with the formula at other sizes.
 #
-# <details><summary>Hint</summary>
+# <details><summary>Hint 1: the idea</summary>
 #
-# Avoid a Python loop over positions: `np.arange(T)[:, None]` (a column of positions, `(T, 1)`) times
-# a row of frequencies `1 / 10000 ** (np.arange(0, d_model, 2) / d_model)` (shape `(d_model/2,)`) gives
-# every angle at once, `(T, d_model/2)`. Then fill `pe[:, 0::2]` with their sines and `pe[:, 1::2]` with
-# their cosines.
+# Every entry is the sine or cosine of one angle $\omega_i\, p$. Compute all the angles at once, as a table
+# with one row per position and one column per pair; then its sines and its cosines fill alternate
+# columns of the result.
+# </details>
+#
+# <details><summary>Hint 2: a first step</summary>
+#
+# `np.arange(T)[:, None]` is a column of positions, shape `(T, 1)`. The frequencies $\omega_i$ form a row of
+# `d_model / 2` numbers, computed from the even dimension numbers $2i = 0, 2, 4, \dots$. Their product
+# broadcasts to the `(T, d_model / 2)` table of angles.
+# </details>
+#
+# <details><summary>Hint 3: the calls</summary>
+#
+# `np.arange(0, d_model, 2)`, `10000 ** (…)`, `np.sin`, `np.cos`, `np.zeros((T, d_model))`; on the result,
+# `pe[:, 0::2] = …` fills the even columns and `pe[:, 1::2] = …` the odd ones.
 # </details>
 
 
@@ -184,92 +198,56 @@ def positional_encoding(T, d_model):
 
 
 # %% tests="positional-encoding-tests" points=3
-# Visible checks: position 0, the sin²+cos² pairs, and a worked example with d_model = 4.
-_pe = checks.call(positional_encoding, 3, 4)
-checks.expect(
-    np.shape(_pe) != (4, 3), "positional_encoding(3, 4) is transposed: one row per position, shape (T, d_model)."
-)
-checks.expect_shape(_pe, (3, 4), "positional_encoding(3, 4)")
-# d_model = 4: pair 0 has ω = 1, pair 1 has ω = 1/10000^(2/4) = 1/100.
-_row1 = [np.sin(1.0), np.cos(1.0), np.sin(0.01), np.cos(0.01)]
-checks.expect_close(
-    _pe[0],
-    [0.0, 1.0, 0.0, 1.0],
-    "row 0 (position 0)",
-    mistakes={
-        "row 0 should be position 0, not position 1: positions start at 0.": [
-            np.sin(1.0),
-            np.cos(1.0),
-            np.sin(0.01),
-            np.cos(0.01),
-        ],
-        "sin and cos are swapped: sines go in the even columns, cosines in the odd ones.": [1.0, 0.0, 1.0, 0.0],
-        "the sines and cosines are concatenated ([sin, sin, cos, cos]); interleave them: "
-        "sin in even columns, cos in odd columns.": [0.0, 0.0, 1.0, 1.0],
-    },
-)
-checks.expect_close(
-    _pe[1],
-    _row1,
-    "row 1 (position 1)",
-    mistakes={
-        "the sines and cosines are concatenated ([sin, sin, cos, cos]); interleave them: "
-        "sin in even columns, cos in odd columns.": [np.sin(1.0), np.sin(0.01), np.cos(1.0), np.cos(0.01)],
-        "the exponent is i/d_model with i the pair number; it must be 2i/d_model "
-        "(pair 1 of d_model = 4 turns at 1/100, not 1/10).": [np.sin(1.0), np.cos(1.0), np.sin(0.1), np.cos(0.1)],
-        "the cosine uses a different frequency from its sine: both dimensions of a pair share ω_i.": [
-            np.sin(1.0),
-            np.cos(0.1),
-            np.sin(0.01),
-            np.cos(0.001),
-        ],
-    },
-)
+# Visible checks: d_model = 4 has two pairs, with ω = 1 and ω = 1/10000^(2/4) = 1/100, at the positions 0, 1, 2.
+_p = np.arange(3.0)[:, None]
+_columns = lambda *columns: np.concatenate(columns, axis=1)  # noqa: E731
+_want = _columns(np.sin(_p), np.cos(_p), np.sin(_p / 100), np.cos(_p / 100))
+_mistakes = {
+    "the table is transposed: one row per position, shape (T, d_model).": _want.T,
+    "the sines and cosines are concatenated ([sin, sin, cos, cos]); interleave them: sin in even columns, cos in "
+    "odd columns.": _columns(np.sin(_p), np.sin(_p / 100), np.cos(_p), np.cos(_p / 100)),
+    "sin and cos are swapped: sines go in the even columns, cosines in the odd ones.": _columns(
+        np.cos(_p), np.sin(_p), np.cos(_p / 100), np.sin(_p / 100)
+    ),
+    "the exponent is i/d_model with i the pair number; it must be 2i/d_model (pair 1 of d_model = 4 turns at 1/100, "
+    "not 1/10).": _columns(np.sin(_p), np.cos(_p), np.sin(_p / 10), np.cos(_p / 10)),
+    "the cosine uses a different frequency from its sine: both dimensions of a pair share ω_i.": _columns(
+        np.sin(_p), np.cos(_p / 10), np.sin(_p / 100), np.cos(_p / 1000)
+    ),
+    "row 0 should be position 0, not position 1: positions start at 0.": _columns(
+        np.sin(_p + 1), np.cos(_p + 1), np.sin((_p + 1) / 100), np.cos((_p + 1) / 100)
+    ),
+}
+checks.expect_close(checks.call(positional_encoding, 3, 4), _want, "positional_encoding(3, 4)", mistakes=_mistakes)
 _pe = positional_encoding(20, 8)
-checks.expect_close(
-    _pe[:, 0::2] ** 2 + _pe[:, 1::2] ** 2, np.ones((20, 4)), "sin² + cos² of every pair (columns 2i and 2i+1)"
-)
+_what = "sin² + cos² of every pair (columns 2i and 2i+1) of positional_encoding(20, 8)"
+checks.expect_close(_pe[:, 0::2] ** 2 + _pe[:, 1::2] ** 2, np.ones((20, 4)), _what)
 
 
 ### BEGIN HIDDEN TESTS
 def _pe_hidden():
     for T, d in [(50, 16), (7, 6), (1, 10), (33, 64)]:
-        pos = np.arange(T)[:, None]
-        pair = np.arange(d // 2)
-        good = 1.0 / 10000 ** (2 * pair / d)
-
-        def inter(even, odd):
-            out = np.zeros((even.shape[0], d))
-            out[:, 0::2], out[:, 1::2] = even, odd
-            return out
-
-        ang = pos * good
-        want = inter(np.sin(ang), np.cos(ang))
+        pos, two_i = np.arange(T)[:, None], np.arange(0, d, 2)
+        angle = lambda exponent, shift=0: (pos + shift) / 10000 ** (exponent / d)  # (T, d/2)
+        pairs = lambda even, odd: np.stack([even, odd], axis=-1).reshape(T, d)  # even, odd columns interleaved
         mistakes = {
-            "the sines and cosines are concatenated ([sin…, cos…]); interleave them: sin in even columns, "
-            "cos in odd columns.": np.concatenate([np.sin(ang), np.cos(ang)], axis=1),
-            "the exponent is i/d_model with i the pair number; it must be 2i/d_model.": inter(
-                np.sin(pos / 10000 ** (pair / d)), np.cos(pos / 10000 ** (pair / d))
+            "the sines and cosines are concatenated ([sin…, cos…]); interleave them: sin in even columns, cos in odd "
+            "columns.": np.concatenate([np.sin(angle(two_i)), np.cos(angle(two_i))], axis=1),
+            "the exponent is i/d_model with i the pair number; it must be 2i/d_model.": pairs(
+                np.sin(angle(two_i / 2)), np.cos(angle(two_i / 2))
             ),
-            "the cosine uses a different frequency from its sine: both dimensions of a pair share ω_i.": inter(
-                np.sin(ang), np.cos(pos / 10000 ** ((2 * pair + 1) / d))
+            "the cosine uses a different frequency from its sine: both dimensions of a pair share ω_i.": pairs(
+                np.sin(angle(two_i)), np.cos(angle(two_i + 1))
             ),
-            "row 0 should be position 0, not position 1: positions start at 0.": inter(
-                np.sin(ang + good), np.cos(ang + good)
+            "row 0 should be position 0, not position 1: positions start at 0.": pairs(
+                np.sin(angle(two_i, 1)), np.cos(angle(two_i, 1))
             ),
-            "sin and cos are swapped: sines go in the even columns, cosines in the odd ones.": inter(
-                np.cos(ang), np.sin(ang)
+            "sin and cos are swapped: sines go in the even columns, cosines in the odd ones.": pairs(
+                np.cos(angle(two_i)), np.sin(angle(two_i))
             ),
         }
-        pe = positional_encoding(T, d)
-        checks.expect_close(pe, want, f"positional_encoding({T}, {d})", mistakes=mistakes)
-    pe = positional_encoding(40, 16)
-    checks.expect_close(pe[0], np.tile([0.0, 1.0], 8), "position 0 must be [0, 1, 0, 1, …]")
-    checks.expect_close(pe[:, 0::2] ** 2 + pe[:, 1::2] ** 2, np.ones((40, 8)), "sin² + cos² of every pair")
-    gram = pe @ pe.T
-    for k in (1, 5, 17):  # PE_p · PE_{p+k} must not depend on p
-        diag = np.diagonal(gram, offset=k)
-        checks.expect_close(diag, np.full(diag.shape, diag[0]), f"PE_p · PE_(p+{k}) for every p")
+        want = pairs(np.sin(angle(two_i)), np.cos(angle(two_i)))
+        checks.expect_close(positional_encoding(T, d), want, f"positional_encoding({T}, {d})", mistakes=mistakes)
 
 
 _pe_hidden()
@@ -286,7 +264,25 @@ checks.passed("positional_encoding")
 # in place: return a new array.
 #
 # When your work is graded, this exercise's checks run with a correct `positional_encoding`, so a
-# mistake in 7.1 costs points there only. The visible checks below use yours.
+# mistake in exercise 7.1 costs points there only. The visible checks below use yours. The hidden checks use
+# a batch whose size differs from its length, `(3, 7, 16)`, and a single sentence of another size.
+#
+# <details><summary>Hint 1: the idea</summary>
+#
+# The table has one row per position and a sentence has one row per token: adding the two lines up
+# position $p$ with token $p$. For a batch, numpy's broadcasting adds the same table to every sentence.
+# </details>
+#
+# <details><summary>Hint 2: a first step</summary>
+#
+# The sentence length and the width are the last two sizes of `X`, `X.shape[-2]` and `X.shape[-1]`, whether
+# or not there is a batch axis in front (for a batch, `X.shape[0]` is the number of sentences).
+# </details>
+#
+# <details><summary>Hint 3: the calls</summary>
+#
+# Your `positional_encoding(T, d_model)` and `+`, which makes a new array (`+=` would change `X` itself).
+# </details>
 
 
 # %% answer="add-positional-encoding"
@@ -300,62 +296,36 @@ def add_positional_encoding(X):
 
 # %% tests="add-positional-encoding-tests" points=2
 ### BEGIN HIDDEN TESTS
-# Graded with a correct positional_encoding (a mistake there costs points in 7.1 only).
-def _reference_positional_encoding(T, d_model):
+# Graded with a correct positional_encoding (a mistake there costs points in exercise 7.1 only).
+_students_positional_encoding = positional_encoding
+
+
+def positional_encoding(T, d_model):
     angles = np.arange(T)[:, None] / 10000 ** (np.arange(0, d_model, 2) / d_model)
     return np.stack([np.sin(angles), np.cos(angles)], axis=-1).reshape(T, d_model)
 
 
-_students_positional_encoding = positional_encoding
-positional_encoding = _reference_positional_encoding
 ### END HIDDEN TESTS
 # Visible checks: a sentence of 5 tokens with d_model = 8, and the input left untouched.
-_X = data.embed(cat_dog, 8)
-_X_before = _X.copy()
-_Y = checks.call(add_positional_encoding, _X)
-checks.expect(_Y is not None, "add_positional_encoding returned None: did you forget the `return` statement?")
-checks.expect_shape(_Y, (5, 8), "add_positional_encoding on a (5, 8) sentence")
-checks.expect_close(
-    _X,
-    _X_before,
-    "the input X after the call",
-    mistakes={"X was modified in place (X += …): return a new array instead.": _Y},
-)
-checks.expect_close(
-    _Y - _X,
-    positional_encoding(5, 8),
-    "the added part (output − X)",
-    mistakes={
-        "every token got the encoding of position 0: add row p to token p.": np.tile(positional_encoding(1, 8), (5, 1)),
-        "the encoding was multiplied, not added.": _X * positional_encoding(5, 8) - _X,
-    },
-)
-
-
-### BEGIN HIDDEN TESTS
-def _add_pe_hidden():
-    rng = np.random.default_rng(7)
-    X = rng.standard_normal((3, 7, 16))  # B = 3, T = 7, d = 16: all different
-    before = X.copy()
-    want = X + positional_encoding(7, 16)
+def _add_pe_checks(X, what):
+    before, T, d = X.copy(), *X.shape[-2:]
+    want = X + positional_encoding(T, d)  # before the call, which could change X
+    got = checks.call(add_positional_encoding, X)
+    checks.expect_close(X, before, f"the input X after {what}", mistakes={"X was modified in place (X += …).": want})
     mistakes = {
-        "the batch size was used as the sequence length: T is X.shape[-2].": X + positional_encoding(3, 16)[:, None, :],
-        "every token got the encoding of position 0: add row p to token p.": X + positional_encoding(1, 16),
-        "the encoding was multiplied, not added.": X * positional_encoding(7, 16),
+        "every token got the encoding of position 0: add row p to token p.": X + positional_encoding(1, d),
+        "the encoding was multiplied, not added.": X * positional_encoding(T, d),
+        "the batch size was used as the sequence length: T is X.shape[-2].": X
+        + positional_encoding(len(X), d)[:, None],
     }
-    got = add_positional_encoding(X)
-    checks.expect_close(
-        X,
-        before,
-        "the input X after the call",
-        mistakes={"X was modified in place (X += …): return a new array instead.": want},
-    )
-    checks.expect_close(got, want, "add_positional_encoding on a batch (3, 7, 16)", mistakes=mistakes)
-    Z = rng.standard_normal((9, 6))
-    checks.expect_close(add_positional_encoding(Z), Z + positional_encoding(9, 6), "add_positional_encoding on (9, 6)")
+    checks.expect_close(got, want, what, mistakes=mistakes)
 
 
-_add_pe_hidden()
+_add_pe_checks(data.embed(cat_dog, 8), "add_positional_encoding on a (5, 8) sentence")
+### BEGIN HIDDEN TESTS
+_rng = np.random.default_rng(7)
+_add_pe_checks(_rng.standard_normal((3, 7, 16)), "add_positional_encoding on a batch (3, 7, 16)")
+_add_pe_checks(_rng.standard_normal((9, 6)), "add_positional_encoding on a (9, 6) sentence")
 positional_encoding = _students_positional_encoding
 ### END HIDDEN TESTS
 checks.passed("add_positional_encoding")
@@ -389,19 +359,22 @@ with ac.student_code("positional_encoding"):
     offsets = np.arange(-30, 31)
     starts = [30, 45, 60]
     curves = np.array([[pe_fig[p] @ pe_fig[p + k] for k in offsets] for p in starts])
-    fig, axes = plt.subplots(1, 2, figsize=(10.5, 3.9))
+    fig, axes = plt.subplots(1, 2, figsize=(8.2, 3.7), layout="constrained")
     im = axes[0].imshow(pe_fig, cmap=plots.DIVERGING, vmin=-1, vmax=1, aspect="auto")
     axes[0].set_xlabel("dimension (even: sin, odd: cos)")
     axes[0].set_ylabel("position p")
-    axes[0].set_title(f"Sinusoidal encodings (T = {T_fig}, d_model = {d_fig})")
+    axes[0].set_title(f"Your table (T = {T_fig}, d_model = {d_fig}):\nfast pairs left, slow pairs right")
     fig.colorbar(im, ax=axes[0], label="value")
-    for j, (p, style) in enumerate(zip(starts, ["-", "--", ":"])):
-        axes[1].plot(offsets, curves[j], style, color=plots.COLORS[j], lw=2, label=f"start p = {p}")
+    # the three curves coincide: one line, and the other two starts as markers on every third offset
+    axes[1].plot(offsets, curves[0], "-", color=plots.color("yours"), lw=2, label=f"start p = {starts[0]}")
+    for j, marker in ((1, "o"), (2, "x")):
+        axes[1].plot(
+            offsets[j::3], curves[j][j::3], marker, ms=6, mfc="none", color=plots.TEXT, label=f"start p = {starts[j]}"
+        )
     axes[1].set_xlabel("offset k (negative: back, positive: ahead)")
     axes[1].set_ylabel("PE_p · PE_(p+k)")
-    axes[1].set_title("The dot product depends only on the offset")
-    axes[1].legend()
-    fig.tight_layout()
+    axes[1].set_title("The dot product depends only on the offset:\nthree starts, one curve, symmetric about 0")
+    axes[1].legend(loc="lower center")
     spread = np.abs(curves - curves[0]).max()
     symmetry = np.abs(curves[0] - curves[0][::-1]).max()
     plots.show(
@@ -442,9 +415,13 @@ with ac.student_code("positional_encoding"):
 # $x_p + \mathrm{PE}_p$, and the score between positions $p$ and $q$ is
 #
 # $$s_{pq} = \frac{(x_p + \mathrm{PE}_p)\, W^Q (W^K)^\top (x_q + \mathrm{PE}_q)^\top}{\sqrt{d_k}}
-# = \underbrace{x_p M x_q^\top}_{\text{content}} + \underbrace{x_p M \mathrm{PE}_q^\top + \mathrm{PE}_p M x_q^\top}_{\text{content} \times \text{position}}
-# + \underbrace{\mathrm{PE}_p M \mathrm{PE}_q^\top}_{\text{position}},
-# \qquad M = \frac{W^Q (W^K)^\top}{\sqrt{d_k}} .$$
+# = (x_p + \mathrm{PE}_p)\, M\, (x_q + \mathrm{PE}_q)^\top, \qquad M = \frac{W^Q (W^K)^\top}{\sqrt{d_k}},$$
+#
+# and multiplying out the brackets gives three kinds of term:
+#
+# $$s_{pq} = \underbrace{x_p M x_q^\top}_{\text{content}}
+# + \underbrace{x_p M \mathrm{PE}_q^\top + \mathrm{PE}_p M x_q^\top}_{\text{content} \times \text{position}}
+# + \underbrace{\mathrm{PE}_p M \mathrm{PE}_q^\top}_{\text{position}} .$$
 #
 # * The two middle terms mix the *content* of one token with the *absolute position* of the other.
 # * Even the position-only term is $\mathrm{PE}_p M \mathrm{PE}_q^\top$, not $\mathrm{PE}_p \cdot \mathrm{PE}_q$.
@@ -559,7 +536,7 @@ grad_rows = learned.weight.grad.norm(dim=1)
 print(f"gradient per row after one step on length-{train_len} inputs:", np.round(grad_rows.numpy(), 3))
 print(
     f"rows {train_len}…{max_len - 1} get exactly zero gradient: {bool((grad_rows[train_len:] == 0).all())} "
-    "— they stay at their random start values"
+    "— a gradient step never moves them from their random start"
 )
 try:
     learned(torch.tensor([max_len]))
@@ -590,7 +567,7 @@ class EncodingView(widgets.View):
     T = 64
 
     def build(self, d_model, position):
-        fig, (left, right) = plt.subplots(1, 2, figsize=(9.6, 3.6), layout="constrained")
+        fig, (left, right) = plt.subplots(1, 2, figsize=(8.2, 3.6), layout="constrained")
         self.table = left.imshow(
             np.zeros((self.T, 2)),
             cmap=plots.DIVERGING,
@@ -603,17 +580,19 @@ class EncodingView(widgets.View):
         left.set_xticks([0, 0.5, 1], ["0", "d_model / 2", "d_model"])
         left.set_xlabel("dimension (even: sin, odd: cos)")
         left.set_ylabel("position")
-        fig.colorbar(self.table, ax=left, label="value")
-        self.row = left.axhline(0, color=plots.COLORS[7], lw=1.5)
+        fig.colorbar(self.table, ax=left, label="value", pad=0.08)  # room for the pointer at the picked row
+        self.row = left.axhline(0, color=plots.color("guide"), lw=1.5)
+        (self.pointer,) = left.plot([1.025], [0], "<", ms=10, color=plots.color("highlight"), clip_on=False)
+        left.set_xlim(0, 1)
         left.set_title(f"Your PE table (T = {self.T}; d_model: see the slider)")
-        (self.curve,) = right.plot(np.arange(self.T), np.zeros(self.T), "o-", ms=3, color=plots.COLORS[0])
-        self.mark = right.axvline(0, color=plots.COLORS[1], ls="--")
+        (self.curve,) = right.plot(np.arange(self.T), np.zeros(self.T), "o-", ms=3, color=plots.color("yours"))
+        self.mark = right.axvline(0, color=plots.color("highlight"), ls="--", lw=2)
         right.set_xlim(-1, self.T)
         right.set_ylim(-1.05, 1.05)
         right.set_xlabel("position q")
         right.set_ylabel("cosine similarity of PE_p and PE_q")
-        right.set_title("Similarity of position p (dashed) to every q")
-        self.dynamic = [self.table, self.row, self.curve, self.mark]
+        self.title = right.set_title("\n")  # two lines, filled in by update()
+        self.dynamic = [self.table, self.row, self.pointer, self.curve, self.mark, self.title]
         return fig
 
     def update(self, d_model, position):
@@ -622,17 +601,21 @@ class EncodingView(widgets.View):
         self.similarity = pe @ pe[position] / (norms * norms[position])
         self.table.set_data(pe)
         self.row.set_ydata([position, position])
+        self.pointer.set_ydata([position])
         self.curve.set_ydata(self.similarity)
         self.mark.set_xdata([position, position])
+        others = np.delete(self.similarity, position)
+        self.nearest, self.best = int(np.argmax(others)), others.max()
+        self.nearest += self.nearest >= position  # back to a position number
+        self.title.set_text(
+            f"Similarity of p = {position} (dashed) to every q:\nmost similar other q = {self.nearest} ({self.best:.3f})"
+        )
 
     def alt(self, d_model, position):
-        others = np.delete(self.similarity, position)
-        nearest = int(np.argmax(others))
-        nearest += nearest >= position
         return (
             f"Left: the sinusoidal table for T = {self.T} and d_model = {d_model}, position {position} marked. "
             f"Right: the cosine similarity of position {position} with every position, 1 at itself; the most "
-            f"similar other position is {nearest}, with similarity {others.max():.3f}."
+            f"similar other position is {self.nearest}, with similarity {self.best:.3f}."
         )
 
 
@@ -682,13 +665,20 @@ with ac.student_code("add_positional_encoding"):
         Ws = random_projections(d_model, seed)
         without.append((self_attention(X_dc, *Ws)[0] - self_attention(X_cd, *Ws)[0][perm]).abs().max().item())
         with_pe.append((self_attention(Xp_dc, *Ws)[0] - self_attention(Xp_cd, *Ws)[0][perm]).abs().max().item())
-    fig, ax = plt.subplots(figsize=(6.8, 3.8))
+    fig, ax = plt.subplots(figsize=(7.2, 3.8), layout="constrained")
     floor = 1e-17  # exact zeros cannot be drawn on a log scale
-    ax.semilogy(range(n_layers), np.maximum(without, floor), "o", color=plots.COLORS[0], label="embeddings only")
-    ax.semilogy(range(n_layers), with_pe, "s", color=plots.COLORS[1], label="embeddings + positional encoding")
+    ax.semilogy(range(n_layers), with_pe, "s", color=plots.color("with"), label="embeddings + positional encoding")
+    ax.semilogy(range(n_layers), np.maximum(without, floor), "o", color=plots.color("without"), label="embeddings only")
+    ax.axhline(floor, color=plots.color("guide"), ls=":", lw=1)
+    ax.text(n_layers - 0.5, floor * 2, "exact 0 drawn here", ha="right", va="bottom", fontsize=9, color=plots.TEXT)
+    ax.set_ylim(floor / 10, 30)
+    ax.set_xticks(range(0, n_layers, 2))
     ax.set_xlabel("random attention layer (seed)")
     ax.set_ylabel("max |out(dog…cat) − P·out(cat…dog)|")
-    ax.set_title(f"Is the output just a reordering? ({n_layers} layers, d_model = {d_model})")
+    ax.set_title(
+        f"With positions the output is no longer a reordering: differences ≥ {min(with_pe):.2f}\n"
+        f"instead of ≤ {max(without):.1e} ({n_layers} random layers, d_model = {d_model})"
+    )
     ax.legend(loc="center right")
     cat_gap = (self_attention(Xp_cd, W_Q, W_K, W_V)[0][1] - self_attention(Xp_dc, W_Q, W_K, W_V)[0][4]).norm().item()
     plots.show(
@@ -737,22 +727,20 @@ with ac.student_code("positional_encoding"):
         if seed == 0:
             example = scores
 
-    fig, axes = plt.subplots(1, 2, figsize=(10.5, 3.8), sharey=True)
-    for ax, kind, title in ((axes[0], "added", "x + PE, then projections"), (axes[1], "rope", "RoPE on q and k")):
-        for shift, style, colour in ((+offset, "o-", plots.COLORS[0]), (-offset, "s--", plots.COLORS[1])):
-            ax.plot(
-                start,
-                example[kind, shift],
-                style,
-                ms=3,
-                color=colour,
-                label=f"dog {'two ahead' if shift > 0 else 'two back'} (offset {shift:+d})",
-            )
+    fig, axes = plt.subplots(1, 2, figsize=(8.2, 3.9), sharey=True, layout="constrained")
+    titles = {
+        "added": "x + PE, then projections:\nthe score moves with the placement",
+        "rope": "RoPE on q and k:\nflat, and two ahead ≠ two back",
+    }
+    for ax, kind in zip(axes, titles):
+        for shift, style, meaning in ((+offset, "o-", "other"), (-offset, "s--", "other2")):
+            label = f"dog {'two ahead' if shift > 0 else 'two back'} (offset {shift:+d})"
+            ax.plot(start, example[kind, shift], style, ms=3, color=plots.color(meaning), label=label)
         ax.set_xlabel("position p of 'cat'")
-        ax.set_title(f"{title} (layer 0 of {n_layers})")
-        ax.legend(loc="lower left")
+        ax.set_title(titles[kind])
     axes[0].set_ylabel("score of cat → dog")
-    fig.tight_layout()
+    axes[1].legend(loc="lower right")
+    fig.suptitle(f"Only RoPE makes the score a function of the offset (layer 0 of {n_layers})")
     plots.show(
         fig,
         name="07_rope_contrast",
@@ -805,9 +793,10 @@ with ac.student_code("positional_encoding"):
 # %% [markdown]
 # ## 10. Check your understanding
 #
-# Answer each question by replacing `None` in its cell. Multiple-choice answers are a letter in
-# quotes, e.g. `"a"`; numeric answers are a number. The cell after each answer checks the format
-# only; the answer itself is graded when your notebook is graded.
+# Each answer cell holds `qN_answer = None` and, under it, `raise NotImplementedError()`: replace `None`
+# with your answer and delete the `raise NotImplementedError()` line. Multiple-choice answers are a letter
+# in quotes, e.g. `"a"`; numeric answers are a number. The cell after each answer checks the format only;
+# the answer itself is graded when your notebook is graded.
 #
 # **Q1 (1 point).** What is the sum of all entries of $\mathrm{PE}_0$ (the encoding of position 0) when
 # $d_\text{model} = 512$?
@@ -861,16 +850,26 @@ q6_answer = float(np.sin(20 / 10000 ** (2 / 8)))
 # **Q7 — free answer (3 points, graded by hand).** Why does the sinusoidal encoding use many sine/cosine
 # pairs with different frequencies, instead of one pair $(\sin p, \cos p)$? Use what you saw in the
 # explorer (try `d_model = 2`) and in section 3. 3–5 sentences.
+#
+# <details><summary>Before you hand in</summary>
+#
+# * Does your answer say what goes wrong with a single pair, and why?
+# * Does it say what the slow pairs and the fast pairs each contribute?
+# * Does it quote something you observed: the explorer, the printout below it, or the figure of section 3?
+# * Is it 3–5 sentences, in your own words?
+# </details>
 
 # %% [markdown] manual="quiz-free-many-frequencies" points=3
 # ### BEGIN SOLUTION
-# *Model answer.* A single pair turns once every $2\pi \approx 6.3$ positions, so positions about 6 or 13
-# apart get nearly the same encoding: the position is ambiguous (the explorer with `d_model = 2` shows the
-# similarity returning close to 1 periodically). Using many frequencies is like a clock with seconds,
-# minutes and hours hands: fast pairs separate neighbouring positions, slow pairs (wavelengths up to about
-# $10000\cdot 2\pi$) separate distant ones, so the combination is unique over very long sequences and the
-# similarity peaks only at distance 0. Because every pair rotates by a fixed angle per step, the dot
-# product still depends only on the offset, whatever the number of pairs.
+# *Model answer.* A single pair turns once every $2\pi \approx 6.3$ positions, so positions a whole number of
+# turns apart get nearly the same encoding and the position is ambiguous: with `d_model = 2` the explorer's
+# similarity keeps coming back close to 1, and the printout found two positions 44 apart (about seven
+# turns) with cosine similarity 0.9998. Using many frequencies is like a clock with seconds, minutes and
+# hours hands: fast pairs separate neighbouring positions, slow pairs (wavelengths up to almost
+# $10000\cdot 2\pi$) separate distant ones; from `d_model = 16` on, the most similar other position among
+# the 64 is a direct neighbour, so the similarity falls with the distance instead of coming back. Because
+# every pair rotates by a fixed angle per step, the dot product still depends only on the offset, whatever
+# the number of pairs (section 3: three starts, one curve).
 #
 # *Rubric (3 points).* 1 point: one pair is periodic, so distant positions collide / are ambiguous.
 # 1 point: different frequencies resolve different scales (fast = nearby, slow = far), giving a unique
