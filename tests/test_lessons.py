@@ -125,8 +125,6 @@ def test_every_figure_has_alt_text_in_the_page(solved):
 WIDE_FIGURES_TO_RESTACK = {
     "02_dot_product",
     "03_scaling",
-    "04_softmax",
-    "05_qkv_projections",
     "06_multi_head",
     "07_positional_encoding",
     "08_residual_layernorm",
@@ -157,8 +155,6 @@ CLAIMS_TO_WRITE = {
     "01_why_attention",
     "02_dot_product",
     "03_scaling",
-    "04_softmax",
-    "05_qkv_projections",
     "06_multi_head",
     "07_positional_encoding",
     "08_residual_layernorm",
