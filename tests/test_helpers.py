@@ -322,3 +322,28 @@ def test_output_and_weights_names_a_swapped_pair():
         checks.output_and_weights((w, out), "example", d_v=5, T_k=3)
     with pytest.raises(AssertionError, match=r"must return a tuple \(output, weights\)"):
         checks.output_and_weights(out, "example", d_v=5, T_k=3, fn="attention")
+
+
+# --- lessons 04 and 05 ---------------------------------------------------------------------------------------------
+
+
+def test_qkv_flow_draws_every_number_of_one_query_and_fits_the_column():
+    rng = np.random.default_rng(0)
+    tokens, X = ["a", "bb", "c"], rng.standard_normal((3, 4))
+    Q, K, V = rng.standard_normal((3, 2)), rng.standard_normal((3, 2)), rng.standard_normal((3, 5))
+    scores, weights = rng.standard_normal((3, 3)), np.full((3, 3), 1 / 3)
+    output = weights @ V
+    ax = plots.qkv_flow(tokens, X, Q, K, V, scores, weights, output, query=1, title="one query")
+    texts = [t.get_text() for t in ax.texts]
+    for value in (*X.ravel(), *Q.ravel(), *K.ravel(), *V.ravel(), *scores[1], *output[1], *Q[1]):
+        assert f"{value:.2f}" in texts, value  # every number of the matrices, the query's row above K, the output
+    assert ax.figure.get_size_inches()[0] <= plots.MAX_WIDTH_IN
+    assert min(plots.font_sizes(ax.figure)) >= plots.MIN_FONT_PT
+    plt.close(ax.figure)
+    heads = plots.qkv_flow(tokens, X, Q, K, V, scores[1], weights[1], output[1], 1, head=2, show_x=False, digits=1)
+    assert any("Q_2" in t.get_text() for t in heads.texts) and not any(t.get_text() == "$X$" for t in heads.texts)
+    plt.close(heads.figure)
+    with pytest.raises(ValueError, match="K should have shape"):
+        plots.qkv_flow(tokens, X, Q, K[:, :1], V, scores, weights, output, query=1)
+    with pytest.raises(ValueError, match="notebook column"):
+        plots.qkv_flow(tokens, rng.standard_normal((3, 30)), Q, K, V, scores, weights, output, query=1)
