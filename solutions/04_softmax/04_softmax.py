@@ -320,9 +320,9 @@ with ac.student_code("softmax"):
 # into every weight. PyTorch does not agree with itself here. `F.scaled_dot_product_attention` returns
 # zeros for such rows (since PyTorch 2.5; earlier releases returned NaN), `torch.softmax` of a row of
 # $-\infty$ is NaN, and `nn.MultiheadAttention` gives NaN when it also returns its weights
-# (`need_weights=True`, the default) but zeros when it does not (`need_weights=False`, where it calls the
-# same fused routine as `F.scaled_dot_product_attention`). The second cell below asks the PyTorch
-# installed here.
+# (`need_weights=True`, the default) but zeros when it does not (`need_weights=False`, where it calls
+# `F.scaled_dot_product_attention` itself; the zeros then pass through its output projection, whose bias
+# starts at 0). The second cell below asks the PyTorch installed here.
 
 # %%
 T = 5
@@ -938,7 +938,8 @@ with ac.student_code("softmax"):
 # Each naive curve jumps to "NaN" at the first $s$ of the grid past its dotted line (float32 fails first),
 # while your stable softmax stays at rounding level (the largest errors printed above: float32 keeps about
 # 7 significant digits, float64 about 16) all the way to $s = 10{,}000$. Before the jump, the formula as
-# written is just as accurate: the shift changes no result, it only keeps the exponentials in range. Your
+# written is just as accurate: the shift changes nothing mathematically, it only keeps the exponentials in
+# range. Your
 # attention agrees with PyTorch's to rounding error with and without masks, so from lesson 5 on we use
 # `torch.softmax` and `F.scaled_dot_product_attention` and build on top of them.
 

@@ -29,7 +29,8 @@
 # 2. explain why queries and keys need *different* matrices (relations are not symmetric);
 # 3. write single-head self-attention as a numpy function and as a `torch.nn.Module` built from
 #    `nn.Linear` layers;
-# 4. train that layer on a toy task and read what it learned from its attention map.
+# 4. train that layer on a toy task and read what it learned from its attention map and from its QK and
+#    OV circuits, and measure how few directions ($d_k$) are too few.
 #
 # **You need from lesson 4:** scaled dot-product attention,
 # $\operatorname{softmax}\!\big(QK^\top/\sqrt{d_k}\big)\,V$. You built `softmax` there and showed that
@@ -818,6 +819,7 @@ def train(layers, steps, generator, lr=0.03):
     return np.array(losses)
 
 
+toy = None  # the trained layer, once your SelfAttention works
 with ac.student_code("SelfAttention"):
     toy = init_layer(SelfAttention(d_toy, 8, len(ANIMALS)), seed=0)
     data_gen = torch.Generator().manual_seed(1)
@@ -906,6 +908,8 @@ with ac.student_code("SelfAttention"):
 parts = torch.cat([E_colour, E_animal, E_question[None]])  # (11, 16): the 4 colours, the 6 animals and "?"
 part_names = COLOURS + ANIMALS + ["?"]
 with ac.student_code("SelfAttention"), torch.no_grad():
+    if toy is None:
+        raise NotImplementedError  # the cell above trains your SelfAttention first
     QK = (toy.W_q(parts) @ toy.W_k(parts).T / 8**0.5).numpy()  # (11, 11): query part → key part
     OV = toy.W_v(parts).numpy()  # (11, 6): attended part → the 6 animal scores
     colour_block, animal_block = QK[:4, :4], OV[4:10]
@@ -967,7 +971,8 @@ with ac.student_code("SelfAttention"), torch.no_grad():
 # matching item on average, and the "?" part of that key alone contributes −13.2: $W^Q$ and $W^K$ learned
 # to use the "?" part to keep the question off itself. In the OV map the bright diagonal is in the animal
 # block: an animal adds 6.7 to its own score on average and −1.5 to the others, while no entry of a colour
-# or of "?" is larger than 3.5 in size, so the colour that comes along with the animal matters little.
+# or of "?" is larger than 3.5 in size: the colour that comes along with the animal does not change the
+# answer (the accuracy is 100%).
 #
 # ### How many directions does the lookup need?
 #
