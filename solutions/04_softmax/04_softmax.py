@@ -718,10 +718,7 @@ def explorer_inputs(d_k, temperature):
 
 
 class TemperatureView(widgets.View):
-    """Left: your attention weights; right: the entropy of each row. Rebuilt when the mask changes."""
-
-    def key(self, d_k, temperature, mask):
-        return mask  # the hatched (blocked) cells are drawn once per mask
+    """Left: your attention weights; right: the entropy of each row. Built once, updated in place."""
 
     def build(self, d_k, temperature, mask):
         fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(8.6, 3.6), gridspec_kw={"width_ratios": [1.5, 1]})
@@ -733,7 +730,7 @@ class TemperatureView(widgets.View):
         ax1.invert_yaxis()
         ax1.set_xlabel("key (token attended to)")
         ax1.set_ylabel("query (token attending)")
-        blocked = plots.draw_masked(ax1, np.tril(np.ones((n_tokens, n_tokens), dtype=bool))) if mask == "causal" else []
+        self.blocked = plots.draw_masked(ax1, np.tril(np.ones((n_tokens, n_tokens), dtype=bool)))  # shown if causal
         self.title = ax1.set_title(" ")
         fig.colorbar(self.mesh, ax=ax1, fraction=0.046, pad=0.04, label="weight")
         self.bars = ax2.barh(range(n_tokens), np.zeros(n_tokens), color=plots.color("yours"))
@@ -744,14 +741,7 @@ class TemperatureView(widgets.View):
         ax2.set_xlabel("row entropy in bits (| = largest possible)")
         self.entropy_title = ax2.set_title(" ")
         fig.subplots_adjust(left=0.1, right=0.97, bottom=0.22, top=0.9, wspace=0.5)
-        self.dynamic = [
-            self.mesh,
-            *blocked,
-            *self.bars,
-            self.ticks,
-            self.title,
-            self.entropy_title,
-        ]  # hatches over the mesh
+        self.dynamic = [self.mesh, *self.blocked, *self.bars, self.ticks, self.title, self.entropy_title]
         return fig
 
     def update(self, d_k, temperature, mask):
@@ -762,6 +752,8 @@ class TemperatureView(widgets.View):
         self.H = entropy_bits(self.weights)
         self.H_max = np.log2(np.arange(1, n_tokens + 1)) if mask == "causal" else np.full(n_tokens, np.log2(n_tokens))
         self.mesh.set_array(self.weights.ravel())
+        for patch in self.blocked:  # hatched over the mesh: blocked cells never look like a small weight
+            patch.set_visible(mask == "causal")
         for bar, h in zip(self.bars, self.H):
             bar.set_width(h)
         self.ticks.set_xdata(self.H_max)

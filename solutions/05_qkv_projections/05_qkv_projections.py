@@ -932,26 +932,17 @@ with ac.student_code("SelfAttention"), torch.no_grad():
         f"OV: an animal adds {own_animal:.1f} to its own score on average, {other_animal:.1f} to the others; "
         f"the largest entry of a colour or of '?' is {np.abs(OV[[0, 1, 2, 3, 10]]).max():.1f}"
     )
-    fig, axes = plt.subplots(1, 2, figsize=(8.6, 4.3), gridspec_kw={"width_ratios": [11, 6]}, layout="constrained")
-    for ax, M, title, cols in (
-        (axes[0], QK, "QK: query part (row) → key part", part_names),
-        (axes[1], OV, "OV: part → animal score", ANIMALS),
+    fig, axes = plt.subplots(1, 2, figsize=(8.6, 4.0), gridspec_kw={"width_ratios": [11, 6]}, layout="constrained")
+    for ax, M, title, cols, label in (
+        (axes[0], QK, "QK: query part (row) → key part", part_names, "score"),
+        (axes[1], OV, "OV: part → animal score", ANIMALS, "added to the animal's score"),
     ):
         limit = np.abs(M).max()
         image = ax.imshow(M, cmap=plots.DIVERGING, vmin=-limit, vmax=limit)
         ax.set_xticks(range(len(cols)), cols, rotation=60, ha="right")
         ax.set_yticks(range(len(part_names)), part_names)
         ax.set_title(title)
-        for (i, j), v in np.ndenumerate(M):
-            ax.text(
-                j,
-                i,
-                f"{v:.0f}",
-                ha="center",
-                va="center",
-                fontsize=9,
-                color="white" if abs(v) > 0.6 * limit else plots.TEXT,
-            )
+        fig.colorbar(image, ax=ax, shrink=0.8, label=label)
     fig.suptitle("The head matches colours with colours (QK) and hands over animals (OV)")
     plots.show(
         fig,
