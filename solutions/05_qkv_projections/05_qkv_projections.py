@@ -363,9 +363,10 @@ checks.passed("self_attention")
 #
 # The figure below follows one token through **your** `project_qkv` and `self_attention`, with every
 # number, on the sentence "the dog chased a cat" (with $d_{\text{model}} = 4$, $d_k = 3$ and $d_v = 2$, so
-# that every number fits, and random projections: which key wins means nothing yet). The token's embedding, a row of $X$, becomes its query (the orange row of
-# $Q$); the query meets every key, one score per key; the softmax turns the scores into weights; and the
-# weights average the rows of $V$ into the token's output (blue). Each key's score and weight stand on
+# that every number fits, and random projections: which key wins means nothing yet). The token's
+# embedding, a row of $X$, becomes its query (the orange row of $Q$, copied above $K$); the query meets
+# every key, one score per key; the softmax turns the scores into weights; and the weights average the
+# rows of $V$ into the token's output (blue). Each key's score and weight stand on
 # that key's row, next to its row of $K$ and of $V$.
 
 # %%
