@@ -225,3 +225,115 @@ def save(fig, name):
         os.makedirs(folder, exist_ok=True)
         fig.savefig(os.path.join(folder, f"{name}.png"), bbox_inches="tight", dpi=CSS_PX_PER_INCH * DENSITY)
     return fig
+
+
+# --- lesson 05 (and 06): one query traced through attention, with the numbers ---------------------------------------
+
+
+def qkv_flow(
+    tokens, X, Q, K, V, scores, weights, output, query, *, head=None, show_x=True, digits=2, ax=None, title=None
+):
+    """Draw one query's path through self-attention with every number: X → Q, K, V → scores → weights → output.
+
+    The columns sit side by side with one row per token, so a key's score and weight stand next to its row of K and
+    of V: X (T, d_model) | Q = X W^Q (T, d_k) | K = X W^K (T, d_k) | scores | weights | V = X W^V (T, d_v), and the
+    query's output (d_v numbers) under V. The query's row of X and Q is filled orange (the picked token), each weight
+    is shaded as in `attention_heatmap`, the output is filled blue (yours). Nothing is computed here: pass the
+    numbers your code produced.
+
+    tokens   the T token labels (rows)
+    X        (T, d_model) embeddings; left out of the drawing with show_x=False (e.g. for heads after the first)
+    Q, K     (T, d_k) queries and keys of every token
+    V        (T, d_v) values
+    scores   the query's scaled scores q·k_j/√d_k over the T keys: shape (T,), or a (T, T) matrix (row `query`)
+    weights  the query's attention weights, (T,) or (T, T) like scores
+    output   the query's output, (d_v,), or (T, d_v) (row `query`)
+    query    index of the traced token
+    head     None, or a head number: labels become Q_h = X W^Q_h and so on (lesson 06 draws one panel per head)
+    digits   decimals shown in every cell (1 or 2; fewer fit more columns)
+    ax       draw into this axes (sized by the caller); by default a new figure sized to fit its numbers, refused
+             with a ValueError if wider than MAX_WIDTH_IN
+    title    the axes title (say what the reader should see)
+
+    Returns the axes. Arrays may be numpy arrays or tensors."""
+    from matplotlib.patches import FancyArrowPatch, Rectangle
+
+    X, Q, K, V = (to_numpy(a).astype(float) for a in (X, Q, K, V))
+    row = lambda a: (lambda m: m[query] if m.ndim == 2 else m)(to_numpy(a).astype(float))  # noqa: E731
+    scores, weights, output = row(scores), row(weights), row(output)
+    T = len(tokens)
+    expected = {"X": (X, (T, None)), "Q": (Q, (T, None)), "K": (K, (T, Q.shape[-1])), "V": (V, (T, None))}
+    for name, (a, (rows, cols)) in expected.items():
+        if a.ndim != 2 or a.shape[0] != rows or (cols is not None and a.shape[1] != cols):
+            raise ValueError(f"qkv_flow: {name} should have shape ({rows}, {cols or 'width'}), got {a.shape}")
+    for name, a, n in (("scores", scores, T), ("weights", weights, T), ("output", output, V.shape[1])):
+        if a.shape != (n,):
+            raise ValueError(f"qkv_flow: the query's {name} should hold {n} numbers, got shape {a.shape}")
+    if not 0 <= query < T:
+        raise ValueError(f"qkv_flow: query must be a token index from 0 to {T - 1}, got {query}")
+
+    h = "" if head is None else f"_{head}"
+    blocks = [("$X$", X)] if show_x else []
+    blocks += [
+        (f"$Q{h} = XW^Q{h}$", Q),
+        (f"$K{h} = XW^K{h}$", K),
+        (f"scores\n$q \\cdot k\\,/\\sqrt{{{Q.shape[1]}}}$", scores[:, None]),
+        ("weights\n(softmax)", weights[:, None]),
+        (f"$V{h} = XW^V{h}$", V),
+    ]
+    fmt = f"{{:.{digits}f}}"
+    cell_w, gap, label_w = 0.13 + 0.09 * (digits + 1), 0.35, 0.09 * max(len(t) for t in tokens) + 0.2
+    widths = [block.shape[1] * cell_w for _, block in blocks]
+    total_w = label_w + sum(widths) + gap * (len(blocks) - 1)
+    if ax is None:
+        fig_w, fig_h = total_w + 0.3, 0.27 * (T + 4.6) + 0.4
+        if fig_w > MAX_WIDTH_IN:
+            raise ValueError(
+                f"qkv_flow: {fig_w:.1f} in wide, more than the {MAX_WIDTH_IN:.2f}-in notebook column: "
+                "use fewer columns (a smaller d_model or d_k), digits=1, or show_x=False"
+            )
+        ax = plt.subplots(figsize=(fig_w, fig_h), layout="constrained")[1]
+    ax.set_xlim(-0.05, total_w + 0.05)
+    ax.set_ylim(T + 1.6, -3.0)  # rows go down: headers, the query's q above K, the tokens, the output under V
+    ax.axis("off")
+
+    def cell(x, y, value, fill="white", text=TEXT):
+        ax.add_patch(Rectangle((x, y - 0.5), cell_w, 1, facecolor=fill, edgecolor="#9E9E9E", lw=0.6))
+        ax.text(x + cell_w / 2, y, fmt.format(value), ha="center", va="center", fontsize=MIN_FONT_PT, color=text)
+
+    picked = to_hex(np.array(to_rgb(COLOR["highlight"])) * 0.45 + 0.55)  # light orange: the picked token
+    cmap = plt.get_cmap(SEQUENTIAL)
+    for i, token in enumerate(tokens):
+        weight = "bold" if i == query else "normal"
+        ax.text(label_w - 0.1, i, token, ha="right", va="center", fontsize=MIN_FONT_PT, color=TEXT, weight=weight)
+    lefts = label_w + np.concatenate([[0], np.cumsum([w + gap for w in widths[:-1]])])
+    for (name, block), left, width in zip(blocks, lefts, widths):
+        ax.text(left + width / 2, -1.7, name, ha="center", va="bottom", fontsize=MIN_FONT_PT, color=TEXT)
+        for (i, j), value in np.ndenumerate(block):
+            fill, text = "white", TEXT
+            if name.startswith("weights"):
+                fill, text = cmap(value), ("white" if value < 0.5 else TEXT)
+            elif i == query and name[1] in "XQ":
+                fill = picked
+            cell(left + j * cell_w, i, value, fill, text)
+    q_left, k_left, v_left = lefts[-5], lefts[-4], lefts[-1]
+    # the query's row of Q, copied above K: each score is this row · a row of K, divided by √d_k
+    for j, value in enumerate(Q[query]):
+        cell(k_left + j * cell_w, -1.0, value, fill=picked)
+    ax.add_patch(
+        FancyArrowPatch(
+            (q_left + widths[-5] + 0.03, query), (k_left - 0.03, -1.0), arrowstyle="-|>", mutation_scale=9,
+            connectionstyle="arc3,rad=0.3", color=TEXT, lw=0.8,
+        )
+    )  # fmt: skip
+    # the output: each row of V times its weight, summed down the column
+    light_blue = to_hex(np.array(to_rgb(COLOR["yours"])) * 0.3 + 0.7)
+    for j, value in enumerate(output):
+        cell(v_left + j * cell_w, T + 0.9, value, fill=light_blue)
+    ax.text(
+        v_left - 0.1, T + 0.9, f"output of '{tokens[query]}' = Σ weight × row of V",
+        ha="right", va="center", fontsize=MIN_FONT_PT, color=TEXT,
+    )  # fmt: skip
+    if title:
+        ax.set_title(title)
+    return ax

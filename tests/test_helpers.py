@@ -324,6 +324,7 @@ def test_output_and_weights_names_a_swapped_pair():
         checks.output_and_weights(out, "example", d_v=5, T_k=3, fn="attention")
 
 
+<<<<<<< HEAD
 # Machado, Oliveira & Fernandes (2009), severity 1: linear-RGB matrices that simulate each dichromacy.
 _CVD = {
     "protanopia": [[0.152286, 1.052583, -0.204868], [0.114503, 0.786281, 0.099216], [-0.003882, -0.048116, 1.051998]],
@@ -389,3 +390,28 @@ def test_same_as_torch_attention_compares_with_pytorch_and_names_the_mistake():
             check((right[0].double(), right[1]))
         with pytest.raises(AssertionError, match="example raised TypeError: forward"):
             checks.same_as_torch_attention(broken, theirs, x, mask, "example")
+=======
+# --- lessons 04 and 05 ---------------------------------------------------------------------------------------------
+
+
+def test_qkv_flow_draws_every_number_of_one_query_and_fits_the_column():
+    rng = np.random.default_rng(0)
+    tokens, X = ["a", "bb", "c"], rng.standard_normal((3, 4))
+    Q, K, V = rng.standard_normal((3, 2)), rng.standard_normal((3, 2)), rng.standard_normal((3, 5))
+    scores, weights = rng.standard_normal((3, 3)), np.full((3, 3), 1 / 3)
+    output = weights @ V
+    ax = plots.qkv_flow(tokens, X, Q, K, V, scores, weights, output, query=1, title="one query")
+    texts = [t.get_text() for t in ax.texts]
+    for value in (*X.ravel(), *Q.ravel(), *K.ravel(), *V.ravel(), *scores[1], *output[1], *Q[1]):
+        assert f"{value:.2f}" in texts, value  # every number of the matrices, the query's row above K, the output
+    assert ax.figure.get_size_inches()[0] <= plots.MAX_WIDTH_IN
+    assert min(plots.font_sizes(ax.figure)) >= plots.MIN_FONT_PT
+    plt.close(ax.figure)
+    heads = plots.qkv_flow(tokens, X, Q, K, V, scores[1], weights[1], output[1], 1, head=2, show_x=False, digits=1)
+    assert any("Q_2" in t.get_text() for t in heads.texts) and not any(t.get_text() == "$X$" for t in heads.texts)
+    plt.close(heads.figure)
+    with pytest.raises(ValueError, match="K should have shape"):
+        plots.qkv_flow(tokens, X, Q, K[:, :1], V, scores, weights, output, query=1)
+    with pytest.raises(ValueError, match="notebook column"):
+        plots.qkv_flow(tokens, rng.standard_normal((3, 30)), Q, K, V, scores, weights, output, query=1)
+>>>>>>> l0405

@@ -125,8 +125,6 @@ def test_every_figure_has_alt_text_in_the_page(solved):
 
 # Lessons whose figures are being restacked (issue 24); the lead removes each as its lesson lands.
 WIDE_FIGURES_TO_RESTACK = {
-    "04_softmax",
-    "05_qkv_projections",
     "08_residual_layernorm",
     "09_tiny_transformer",
     "10_causal_decoder",
@@ -217,8 +215,6 @@ def test_figures_reach_every_reader_in_jupyterlab_and_html(solved, reading_lab, 
 CLAIMS_TO_WRITE = {
     "00_pytorch_primer",
     "01_why_attention",
-    "04_softmax",
-    "05_qkv_projections",
     "08_residual_layernorm",
     "09_tiny_transformer",
     "10_causal_decoder",

@@ -29,7 +29,8 @@
 # 2. explain why queries and keys need *different* matrices (relations are not symmetric);
 # 3. write single-head self-attention as a numpy function and as a `torch.nn.Module` built from
 #    `nn.Linear` layers;
-# 4. train that layer on a toy task and read what it learned from its attention map.
+# 4. train that layer on a toy task and read what it learned from its attention map and from its QK and
+#    OV circuits, and measure how few directions ($d_k$) are too few.
 #
 # **You need from lesson 4:** scaled dot-product attention,
 # $\operatorname{softmax}\!\big(QK^\top/\sqrt{d_k}\big)\,V$. You built `softmax` there and showed that
@@ -109,6 +110,22 @@ print(
 # `(…, T, d_model)` (any number of leading batch axes), `W_Q` and `W_K` have shape
 # `(d_model, d_k)`, and `W_V` has shape `(d_model, d_v)`; $d_v$ may differ from $d_k$. `Q` and `K` have
 # shape `(…, T, d_k)` and `V` has shape `(…, T, d_v)`.
+#
+# <details><summary>Hint 1: the idea</summary>
+#
+# Each of the three is the same operation: every token's embedding (a row of `X`) times one matrix.
+# </details>
+#
+# <details><summary>Hint 2: a first step</summary>
+#
+# `X @ W_Q` multiplies over the last axis of `X`, so it works for `(T, d_model)` and for `(B, T, d_model)`
+# alike and gives `(…, T, d_k)`.
+# </details>
+#
+# <details><summary>Hint 3: the calls</summary>
+#
+# Three products with `@`, returned as a tuple in the order `(Q, K, V)`.
+# </details>
 
 
 # %% answer="project-qkv"
@@ -133,18 +150,12 @@ _W_V = np.array([[2.0], [0.0], [1.0]])
 _out = checks.call(project_qkv, _X, _W_Q, _W_K, _W_V)
 checks.expect(isinstance(_out, tuple) and len(_out) == 3, "project_qkv must return a tuple (Q, K, V).")
 _Q, _K, _V = _out
-checks.expect(
-    checks.to_numpy(_Q).shape != (4, 1),
-    "the first element has the shape of V: return the tuple in the order (Q, K, V).",
-)
+checks.expect(np.shape(_Q) != (4, 1), "the first element has the shape of V: return the tuple in the order (Q, K, V).")
 checks.expect_shape(_V, (4, 1), "V (the values use W_V, of shape (d_model, d_v) = (3, 1))")
 _Q_want, _K_want = [[3.0, 2.0], [1.0, 2.0], [1.0, 1.0], [1.0, 1.0]], [[0.0, 5.0], [1.0, 2.0], [1.0, 1.0], [0.0, 2.0]]
-checks.expect_close(
-    _Q, _Q_want, "Q on the worked example", mistakes={"Q and K are swapped: Q = X @ W_Q, K = X @ W_K.": _K_want}
-)
-checks.expect_close(
-    _K, _K_want, "K on the worked example", mistakes={"K uses W_Q: every projection has its own matrix.": _Q_want}
-)
+_swapped, _shared = "Q and K are swapped: Q = X @ W_Q, K = X @ W_K.", "K uses W_Q: every projection has its own matrix."
+checks.expect_close(_Q, _Q_want, "Q on the worked example", mistakes={_swapped: _K_want})
+checks.expect_close(_K, _K_want, "K on the worked example", mistakes={_shared: _Q_want})
 checks.expect_close(_V, [[4.0], [1.0], [2.0], [1.0]], "V on the worked example")
 _Qb, _Kb, _Vb = project_qkv(np.ones((5, 4, 3)), _W_Q, _W_K, _W_V)
 checks.expect_shape(_Qb, (5, 4, 2), "Q for a batch of 5 sequences of 4 tokens")
@@ -157,21 +168,18 @@ def _project_qkv_hidden():
     B, T, dm, dk, dv = 3, 5, 7, 16, 4  # all sizes distinct
     X = rng.standard_normal((B, T, dm))
     W_Q, W_K, W_V = rng.standard_normal((dm, dk)), rng.standard_normal((dm, dk)), rng.standard_normal((dm, dv))
-    out = project_qkv(X, W_Q, W_K, W_V)
-    checks.expect(isinstance(out, tuple) and len(out) == 3, "project_qkv must return a tuple (Q, K, V).")
-    Q, K, V = out
+    Q, K, V = project_qkv(X, W_Q, W_K, W_V)
     want = [torch.nn.functional.linear(torch.from_numpy(X), torch.from_numpy(W.T)).numpy() for W in (W_Q, W_K, W_V)]
-    swapped = "Q and K are swapped: Q = X @ W_Q, K = X @ W_K."
-    checks.expect_close(Q, want[0], "Q for a batch", mistakes={swapped: want[1]})
-    checks.expect_close(K, want[1], "K for a batch", mistakes={swapped: want[0]})
+    checks.expect_close(Q, want[0], "Q for a batch", mistakes={_swapped: want[1]})
+    checks.expect_close(K, want[1], "K for a batch", mistakes={_swapped: want[0]})
     checks.expect_close(V, want[2], "V for a batch (d_v differs from d_k)")
-    Q1, K1, V1 = project_qkv(X[0], W_Q, W_K, W_V)
-    checks.expect_close(V1, want[2][0], "V for a single sequence")
+    checks.expect_close(project_qkv(X[0], W_Q, W_K, W_V)[2], want[2][0], "V for a single sequence")
 
 
 _project_qkv_hidden()
 ### END HIDDEN TESTS
 checks.passed("project_qkv")
+
 
 # %% [markdown]
 # ## 2. Why queries and keys need different matrices
@@ -197,8 +205,8 @@ checks.passed("project_qkv")
 # score sees the query token only through the $d_k$ directions that $W^Q$ reads, and the key token only
 # through the $d_k$ directions that $W^K$ reads; the rest of both embeddings is invisible to it. That is the price of
 # $d_k < d_{\text{model}}$ (and it buys parameters: $2\,d_{\text{model}}\,d_k$ instead of
-# $d_{\text{model}}^2$). One head can only compare tokens through $d_k$ directions; lesson 6 runs
-# several heads, each with its own subspace.
+# $d_{\text{model}}^2$). One head can only compare tokens through $d_k$ directions (section 6 measures
+# what too few cost on a real task); lesson 6 runs several heads, each with its own subspace.
 
 # %%
 with ac.student_code("project_qkv"):
@@ -228,6 +236,7 @@ print(
 # The values get a third matrix for the same reason: what makes a token easy to *find* (its key)
 # is usually not what the asking token needs to *receive* (its value).
 
+
 # %% [markdown]
 # ## 3. Self-attention as one function
 #
@@ -240,22 +249,41 @@ print(
 # query matches their keys. Careful with the scale: it is $\sqrt{d_k}$, the width of the queries and
 # keys *after* projection, not $\sqrt{d_{\text{model}}}$.
 #
+# Nothing in the formula knows where a token sits in the sequence. Reorder the rows of $X$ and the
+# queries, keys and values are reordered with them; each token's output is the same as before, only in
+# its new place. Self-attention is **permutation-equivariant** (lesson 7 uses this and then breaks it on
+# purpose).
+#
 # ### Exercise 5.2 — single-head self-attention in numpy (3 points)
 #
 # Implement `self_attention(X, W_Q, W_K, W_V)` returning the tuple `(output, weights)`, output first:
 # `weights` of shape `(…, T, T)` (row $i$ = query token $i$, each row sums to 1) and `output` of shape
-# `(…, T, d_v)`, for `X` of shape `(…, T, d_model)` with any number of leading batch axes. The scores are
-# divided by $\sqrt{d_k}$, where $d_k$ is the width of *these* queries and keys (read it from the arrays,
-# not from the notebook's variable `d_k` of section 1).
+# `(…, T, d_v)`, for `X` of shape `(…, T, d_model)` with any number of leading batch axes.
+# * The scores are divided by $\sqrt{d_k}$, where $d_k$ is the width of *these* queries and keys (read it
+#   from the arrays, not from the notebook's variable `d_k` of section 1).
+# * Large scores (hundreds or more) give finite results: the `softmax` helper defined at the top
+#   subtracts the maximum, as yours did in lesson 4.
+# * The function is permutation-equivariant: reordering the tokens of `X` reorders the rows of the
+#   output, and the rows and the columns of the weights, in the same way (it is, if it computes only
+#   the formula).
 #
-# You may call your `project_qkv` and the `softmax` helper defined at the top. The checks call your
-# function with a reference `project_qkv` in place of yours, so a mistake in exercise 5.1 costs points
-# only there.
+# You may call your `project_qkv` and the `softmax` helper. The checks call your function with a
+# reference `project_qkv` in place of yours, so a mistake in exercise 5.1 costs points only there.
 #
-# <details><summary>Hint</summary>
+# <details><summary>Hint 1: the idea</summary>
 #
-# Project with `project_qkv`, then do what lesson 4's attention did. To transpose `K` when it has batch
-# axes, swap only its last two axes: `np.swapaxes(K, -1, -2)`. Softmax over the last axis (the keys).
+# Project first, then do exactly what lesson 4's attention did with the queries, keys and values you got.
+# </details>
+#
+# <details><summary>Hint 2: a first step</summary>
+#
+# `Q, K, V = project_qkv(X, W_Q, W_K, W_V)`; `d_k` is `Q.shape[-1]`.
+# </details>
+#
+# <details><summary>Hint 3: the calls</summary>
+#
+# To transpose `K` when it has batch axes, swap only its last two axes: `np.swapaxes(K, -1, -2)`. Then
+# `softmax(scores, axis=-1)` normalises over the keys, and `weights @ V` averages the values.
 # </details>
 
 
@@ -275,59 +303,34 @@ def self_attention(X, W_Q, W_K, W_V):
 
 
 # %% tests="self-attention-tests" points=3
-# Visible checks. These call your function with a reference project_qkv in place of yours, so that a
-# mistake in exercise 5.1 costs points only there (your project_qkv was checked above).
-def _reference_project_qkv(X, W_Q, W_K, W_V):
-    return tuple(torch.nn.functional.linear(torch.as_tensor(X), torch.as_tensor(W).T).numpy() for W in (W_Q, W_K, W_V))
-
-
-_self_attention = checks.with_references(self_attention, project_qkv=_reference_project_qkv)
-
+# Visible checks, with a reference project_qkv in place of yours (a mistake in exercise 5.1 costs points only there).
+_project = lambda X, *Ws: tuple(np.asarray(X, dtype=float) @ np.asarray(W, dtype=float) for W in Ws)
+_self_attention = checks.with_references(self_attention, project_qkv=_project)
+_sm = lambda s, axis=-1: torch.softmax(torch.as_tensor(s), dim=axis).numpy()
 # Worked example: T = 3 tokens, d_model = 2, d_k = 4 (so sqrt(d_k) = 2), d_v = 1.
-_X = np.array([[2.0, 0.0], [0.0, 2.0], [1.0, 1.0]])
-_W_Q = np.array([[1.0, 0.0, 0.0, 0.0], [0.0, 1.0, 0.0, 0.0]])
-_W_K = np.array([[0.0, 1.0, 0.0, 0.0], [0.0, 0.0, 1.0, 0.0]])
-_W_V = np.array([[1.0], [0.0]])
-# Q = [[2,0,0,0],[0,2,0,0],[1,1,0,0]], K = [[0,2,0,0],[0,0,2,0],[0,1,1,0]], V = [[2],[0],[1]]
-_S = np.array([[0.0, 0.0, 0.0], [4.0, 0.0, 2.0], [2.0, 0.0, 1.0]])  # Q K^T, divided by sqrt(4) = 2 below
-_rows = lambda s: np.exp(s) / np.exp(s).sum(axis=-1, keepdims=True)
-_want = _rows(_S / 2)
+_X, _W_Q, _W_K, _W_V = np.array([[2.0, 0.0], [0.0, 2.0], [1.0, 1.0]]), np.eye(2, 4), np.eye(2, 4, k=1), np.eye(2, 1)
+_S = np.array([[0.0, 0, 0], [4, 0, 2], [2, 0, 1]])  # Q K^T, divided by sqrt(4) = 2 below
+_want, _V = _sm(_S / 2), np.array([[2.0], [0.0], [1.0]])  # V = X W_V
 _mistakes = {
-    "the scores are not scaled: divide Q K^T by sqrt(d_k).": _rows(_S),
-    "the scores are divided by d_k instead of sqrt(d_k).": _rows(_S / 4),
-    "the scores are divided by sqrt(d_model): use the width of the queries and keys, d_k.": _rows(_S / np.sqrt(2)),
-    "softmax runs over the queries (axis -2): each *row* (one query) must sum to 1, so use axis=-1.": np.exp(_S / 2)
-    / np.exp(_S / 2).sum(axis=0, keepdims=True),
+    "the scores are not scaled: divide Q K^T by sqrt(d_k).": _sm(_S),
+    "the scores are divided by d_k instead of sqrt(d_k).": _sm(_S / 4),
+    "the scores are divided by sqrt(d_model): use the width of the queries and keys, d_k.": _sm(_S / np.sqrt(2)),
+    "softmax runs over the queries (axis -2): each row (one query) must sum to 1, so use axis=-1.": _sm(_S / 2, 0),
     "the weights are transposed: row i must be query token i.": _want.T,
-    "the scores are K Q^T: row i must hold query i's scores, so compute Q K^T.": _rows(_S.T / 2),
+    "the scores are K Q^T: row i must hold query i's scores, so compute Q K^T.": _sm(_S.T / 2),
 }
-_global_d_k = globals().get("d_k")
-if isinstance(_global_d_k, (int, float)) and _global_d_k not in (1, 2, 4):
-    _mistakes[
-        f"the scores are divided by sqrt({_global_d_k}): that is the notebook's variable d_k = {_global_d_k} "
-        "from section 1, not the width of these queries and keys. Read d_k from the arrays (Q.shape[-1])."
-    ] = _rows(_S / np.sqrt(_global_d_k))
-_out = checks.call(_self_attention, _X, _W_Q, _W_K, _W_V)
-checks.expect(isinstance(_out, tuple) and len(_out) == 2, "self_attention must return a tuple (output, weights).")
-checks.expect(
-    not (checks.to_numpy(_out[0]).shape == (3, 3) and checks.to_numpy(_out[1]).shape == (3, 1)),
-    "the tuple is the wrong way round: you returned (weights, output); return (output, weights), output first.",
-)
-checks.expect(
-    checks.to_numpy(_out[0]).shape != (3, 4),
-    "the output has d_k = 4 columns: it must be the weights times V = X W_V (d_v = 1 column), not times K.",
-)
-checks.expect_close(_out[1], _want, "the attention weights on the worked example", mistakes=_mistakes)
-checks.expect_close(
-    _out[0],
-    _want @ np.array([[2.0], [0.0], [1.0]]),
-    "the output on the worked example (weights @ V)",
-    mistakes={"the output is weights.T @ V: use weights @ V.": _want.T @ np.array([[2.0], [0.0], [1.0]])},
-)
+if isinstance(globals().get("d_k"), int) and d_k not in (1, 2, 4):
+    _global = f"the scores are divided by sqrt({d_k}), the notebook's variable d_k from section 1: use Q.shape[-1]."
+    _mistakes[_global] = _sm(_S / np.sqrt(d_k))
+_result = checks.call(_self_attention, _X, _W_Q, _W_K, _W_V)
+_out, _w = checks.output_and_weights(_result, "the worked example", 1, 3, "self_attention")
+checks.expect(np.shape(_out)[-1] != 4, "the output has d_k = 4 columns: it must be the weights times V, not times K.")
+checks.expect_close(_w, _want, "the attention weights on the worked example", mistakes=_mistakes)
+_transposed = {"the output is weights.T @ V: use weights @ V.": _want.T @ _V}
+checks.expect_close(_out, _want @ _V, "the output on the worked example (weights @ V)", mistakes=_transposed)
 _o, _w = _self_attention(np.random.default_rng(0).standard_normal((3, 5, 2)), _W_Q, _W_K, _W_V)
 checks.expect_shape(_w, (3, 5, 5), "weights for a batch of 3 sequences of 5 tokens")
 checks.expect_shape(_o, (3, 5, 1), "output for a batch of 3 sequences of 5 tokens")
-checks.expect_close(checks.to_numpy(_w).sum(axis=-1), np.ones((3, 5)), "the sum of every row of the weights")
 
 
 ### BEGIN HIDDEN TESTS
@@ -337,40 +340,16 @@ def _self_attention_hidden():
     X = rng.standard_normal((B, T, dm))
     W_Q, W_K, W_V = (rng.standard_normal((dm, n)) / np.sqrt(dm) * 2 for n in (dk, dk, dv))
     Q, K, V = (torch.from_numpy(X @ W) for W in (W_Q, W_K, W_V))
-    want_out = torch.nn.functional.scaled_dot_product_attention(Q, K, V).numpy()
-    raw = (Q @ K.transpose(-1, -2)).numpy()
-    sm = lambda s, axis=-1: torch.softmax(torch.from_numpy(s), dim=axis).numpy()
-    want_w = sm(raw / 4.0)
-    mistakes = {
-        "the scores are not scaled: divide Q K^T by sqrt(d_k).": sm(raw),
-        "the scores are divided by d_k instead of sqrt(d_k).": sm(raw / 16.0),
-        "the scores are divided by sqrt(d_model): use the width of the queries and keys, d_k.": sm(raw / np.sqrt(dm)),
-        "softmax runs over the queries (axis -2): each row (one query) must sum to 1, so use axis=-1.": sm(
-            raw / 4.0, -2
-        ),
-        "the weights are transposed: row i must be query token i.": np.swapaxes(want_w, -1, -2),
-        "the scores are K Q^T: row i must hold query i's scores, so compute Q K^T.": sm(np.swapaxes(raw, -1, -2) / 4.0),
-    }
-    if isinstance(_global_d_k, (int, float)) and _global_d_k not in (1, 4, 16):
-        mistakes[
-            f"the scores are divided by sqrt({_global_d_k}): that is the notebook's variable d_k = {_global_d_k} "
-            "from section 1, not the width of these queries and keys. Read d_k from the arrays (Q.shape[-1])."
-        ] = sm(raw / np.sqrt(_global_d_k))
-    out = _self_attention(X, W_Q, W_K, W_V)
-    checks.expect(isinstance(out, tuple) and len(out) == 2, "self_attention must return a tuple (output, weights).")
-    checks.expect(
-        not (checks.to_numpy(out[0]).shape == (B, T, T) and checks.to_numpy(out[1]).shape == (B, T, dv)),
-        "the tuple is the wrong way round: you returned (weights, output); return (output, weights).",
-    )
-    checks.expect_close(out[1], want_w, "the attention weights for a batch (d_k = 16, d_model = 10)", mistakes=mistakes)
-    checks.expect_close(
-        out[0],
-        want_out,
-        "the output for a batch (d_v = 7)",
-        mistakes={"the output is weights.T @ V: use weights @ V.": np.swapaxes(want_w, -1, -2) @ V.numpy()},
-    )
-    o1, w1 = _self_attention(X[1], W_Q, W_K, W_V)
-    checks.expect_close(o1, want_out[1], "the output for a single sequence")
+    eye = torch.eye(T, dtype=Q.dtype).expand(B, T, T)  # PyTorch's weights are its output for V = I
+    want_out, want_w = (torch.nn.functional.scaled_dot_product_attention(Q, K, u).numpy() for u in (V, eye))
+    out, w = checks.output_and_weights(_self_attention(X, W_Q, W_K, W_V), "a batch", dv, T, "self_attention")
+    checks.expect_close(w, want_w, "the attention weights for a batch (d_k = 16, d_model = 10)")
+    checks.expect_close(out, want_out, "the output for a batch (d_v = 7)")
+    checks.expect_close(_self_attention(X[1], W_Q, W_K, W_V)[0], want_out[1], "the output for a single sequence")
+    order = rng.permutation(T)  # the same tokens in another order: the same outputs and weights, reordered
+    out_p, w_p = _self_attention(X[:, order], W_Q, W_K, W_V)
+    checks.expect_close(out_p, want_out[:, order], "the output for the tokens in another order (equivariance)")
+    checks.expect_close(w_p, want_w[:, order][:, :, order], "the weights for the tokens in another order")
     big = _self_attention(40 * X[:1], W_Q, W_K, W_V)  # large scores: softmax must stay finite
     checks.expect_finite(big[0], "the output for large scores", "use the softmax helper (it subtracts the maximum).")
 
@@ -378,6 +357,48 @@ def _self_attention_hidden():
 _self_attention_hidden()
 ### END HIDDEN TESTS
 checks.passed("self_attention")
+
+# %% [markdown]
+# ### One query, traced
+#
+# The figure below follows one token through **your** `project_qkv` and `self_attention`, with every
+# number, on the sentence "the dog chased a cat" (with $d_{\text{model}} = 4$, $d_k = 3$ and $d_v = 2$, so
+# that every number fits, and random projections: which key wins means nothing yet). The token's
+# embedding, a row of $X$, becomes its query (the orange row of $Q$, copied above $K$); the query meets
+# every key, one score per key; the softmax turns the scores into weights; and the weights average the
+# rows of $V$ into the token's output (blue). Each key's score and weight stand on
+# that key's row, next to its row of $K$ and of $V$.
+
+# %%
+flow_tokens = "the dog chased a cat".split()
+X_flow = data.embed(flow_tokens, 4)  # (5, 4)
+_rng = np.random.default_rng(6)
+W_flow = [_rng.standard_normal((4, n)) for n in (3, 3, 2)]  # W_Q, W_K, W_V
+flow_query = 2  # "chased"
+with ac.student_code("project_qkv and self_attention"):
+    Q_f, K_f, V_f = project_qkv(X_flow, *W_flow)  # yours
+    out_f, w_f = self_attention(X_flow, *W_flow)  # yours
+    scores_f = Q_f[flow_query] @ K_f.T / np.sqrt(K_f.shape[-1])
+    top = int(np.argmax(w_f[flow_query]))
+    ax = plots.qkv_flow(
+        flow_tokens, X_flow, Q_f, K_f, V_f, scores_f, w_f, out_f, flow_query,
+        title=f"'{flow_tokens[flow_query]}' gives '{flow_tokens[top]}' the largest weight, "
+        f"{w_f[flow_query, top]:.2f}: its output leans towards that row of V",
+    )  # fmt: skip
+    plots.show(
+        ax.figure,
+        name="05_qkv_flow",
+        alt=f"One query traced through self-attention on '{' '.join(flow_tokens)}': the embeddings X (5 × 4), "
+        f"Q, K (5 × 3) and V (5 × 2) with every number; the query of '{flow_tokens[flow_query]}' "
+        f"({', '.join(f'{x:.2f}' for x in Q_f[flow_query])}) is copied above K; its scores "
+        f"{', '.join(f'{x:.2f}' for x in scores_f)} and weights {', '.join(f'{x:.2f}' for x in w_f[flow_query])} "
+        f"stand beside the keys; its output is {', '.join(f'{x:.2f}' for x in out_f[flow_query])}.",
+    )
+    recomputed = w_f[flow_query] @ V_f
+    print(
+        f"output of '{flow_tokens[flow_query]}' = Σ weight × row of V = {np.round(recomputed, 4)} "
+        f"(your self_attention: {np.round(out_f[flow_query], 4)})"
+    )
 
 # %% [markdown]
 # ### Self-attention and cross-attention
@@ -429,12 +450,22 @@ with ac.student_code("project_qkv"):
 #   exercise 5.2 with $W^Q$ = `W_q.weight.T`, $W^K$ = `W_k.weight.T`, $W^V$ = `W_v.weight.T`;
 # * gradients reach all three projections (section 6 trains the layer).
 #
-# <details><summary>Hint</summary>
+# <details><summary>Hint 1: the idea</summary>
 #
-# In `__init__`: `nn.Linear(d_model, d_k, bias=False)` and so on, after replacing a `None` `d_v`;
-# keep `d_k` (e.g. as `self.d_k`) for the scaling. In `forward`, stay in torch so that autograd can
-# follow: `self.W_q(x)` projects, `k.transpose(-2, -1)` transposes the last two axes, and
-# `torch.softmax(scores, dim=-1)` normalises over the keys. No numpy and no `.detach()`.
+# `__init__` creates the three projections and remembers $d_k$ for the scaling; `forward` is exercise
+# 5.2 written with torch operations, so that autograd can follow every step.
+# </details>
+#
+# <details><summary>Hint 2: a first step</summary>
+#
+# In `__init__`, first replace a `None` `d_v` by `d_k`; then `self.W_q = nn.Linear(d_model, d_k, bias=False)`,
+# and so on for `W_k` and `W_v`; keep `d_k`, e.g. as `self.d_k`.
+# </details>
+#
+# <details><summary>Hint 3: the calls</summary>
+#
+# In `forward`: `self.W_q(x)` projects, `k.transpose(-2, -1)` transposes the last two axes (with or without
+# a batch axis), and `torch.softmax(scores, dim=-1)` normalises over the keys. No numpy and no `.detach()`.
 # </details>
 
 
@@ -463,18 +494,15 @@ class SelfAttention(nn.Module):
 
 
 # %% tests="self-attention-module-tests" points=3
-# Visible checks: the interface (with and without d_v), then the worked example of exercise 5.2 loaded
-# into the module. (These checks use no function from the earlier exercises.)
+# Visible checks: the interface, then exercise 5.2's worked example in the module (no earlier function is used).
 def _new_layer(*args):
     try:
         return checks.call(SelfAttention, *args)
     except NotImplementedError:
         raise
     except (TypeError, ValueError, RuntimeError) as error:
-        raise AssertionError(
-            f"SelfAttention{args} failed ({type(error).__name__}: {error}). "
-            + ("d_v=None (the default) must mean d_v = d_k." if len(args) == 2 else "")
-        ) from None
+        default = " d_v=None (the default) must mean d_v = d_k." if len(args) == 2 else ""
+        raise AssertionError(f"SelfAttention{args} failed ({type(error).__name__}: {error}).{default}") from None
 
 
 _layer = _new_layer(6, 4, 3)
@@ -482,111 +510,64 @@ for _name, _shape in (("W_q", (4, 6)), ("W_k", (4, 6)), ("W_v", (3, 6))):
     checks.expect(isinstance(getattr(_layer, _name, None), nn.Linear), f"self.{_name} must be an nn.Linear layer.")
     checks.expect_shape(getattr(_layer, _name).weight, _shape, f"self.{_name}.weight (nn.Linear stores (d_out, d_in))")
     checks.expect(getattr(_layer, _name).bias is None, f"self.{_name} must have no bias: nn.Linear(..., bias=False).")
-_out = _layer(torch.randn(2, 5, 6, generator=torch.Generator().manual_seed(0)))
-checks.expect(isinstance(_out, tuple) and len(_out) == 2, "forward must return a tuple (output, weights).")
-checks.expect(
-    not (tuple(_out[0].shape) == (2, 5, 5) and tuple(_out[1].shape) == (2, 5, 3)),
-    "the tuple is the wrong way round: you returned (weights, output); return (output, weights), output first.",
-)
+_out = checks.output_and_weights(_layer(torch.randn(2, 5, 6)), "x of shape (2, 5, 6)", 3, 5, "forward")
 checks.expect_shape(_out[0], (2, 5, 3), "the output for x of shape (2, 5, 6) with d_v = 3")
-checks.expect_shape(_out[1], (2, 5, 5), "the weights for x of shape (2, 5, 6)")
-_out = _layer(torch.randn(5, 6, generator=torch.Generator().manual_seed(1)))
-checks.expect_shape(_out[0], (5, 3), "the output for x of shape (5, 6), a single sequence without a batch axis")
-_layer = _new_layer(6, 4)
-checks.expect_shape(
-    _layer.W_v.weight, (4, 6), "self.W_v.weight of SelfAttention(6, 4): d_v=None (the default) means d_v = d_k = 4, so"
-)
-checks.expect_shape(_layer(torch.randn(2, 5, 6))[0], (2, 5, 4), "the output of SelfAttention(6, 4) (d_v = d_k = 4)")
-# The worked example of exercise 5.2: T = 3, d_model = 2, d_k = 4, d_v = 1; nn.Linear's weight is our W transposed.
-_X = np.array([[2.0, 0.0], [0.0, 2.0], [1.0, 1.0]])
-_W_Q = np.array([[1.0, 0.0, 0.0, 0.0], [0.0, 1.0, 0.0, 0.0]])
-_W_K = np.array([[0.0, 1.0, 0.0, 0.0], [0.0, 0.0, 1.0, 0.0]])
-_W_V = np.array([[1.0], [0.0]])
-_S = np.array([[0.0, 0.0, 0.0], [4.0, 0.0, 2.0], [2.0, 0.0, 1.0]])  # Q K^T, divided by sqrt(4) = 2 below
-_rows = lambda s: np.exp(s) / np.exp(s).sum(axis=-1, keepdims=True)
-_want = _rows(_S / 2)
+checks.expect_shape(_layer(torch.randn(5, 6))[0], (5, 3), "the output for x of shape (5, 6), without a batch axis")
+checks.expect_shape(_new_layer(6, 4).W_v.weight, (4, 6), "W_v.weight of SelfAttention(6, 4) (d_v=None means d_v = d_k)")
+# The worked example of exercise 5.2: T = 3, d_model = 2, d_k = 4, d_v = 1.
+_X, _S = torch.tensor([[2.0, 0.0], [0.0, 2.0], [1.0, 1.0]]), torch.tensor([[0.0, 0, 0], [4, 0, 2], [2, 0, 1]])
+_sm = lambda s, dim=-1: torch.softmax(s, dim=dim)
+_want = _sm(_S / 2)  # the scores Q K^T = _S, divided by sqrt(4) = 2
 _mistakes = {
-    "the scores are not scaled: divide Q K^T by sqrt(d_k).": _rows(_S),
-    "the scores are divided by d_k instead of sqrt(d_k).": _rows(_S / 4),
-    "the scores are divided by sqrt(d_model): use the width of the queries and keys, d_k.": _rows(_S / np.sqrt(2)),
-    "softmax runs over the queries (dim -2): each *row* (one query) must sum to 1, so use dim=-1.": np.exp(_S / 2)
-    / np.exp(_S / 2).sum(axis=0, keepdims=True),
+    "the scores are not scaled: divide Q K^T by sqrt(d_k).": _sm(_S),
+    "the scores are divided by d_k instead of sqrt(d_k).": _sm(_S / 4),
+    "the scores are divided by sqrt(d_model): use the width of the queries and keys, d_k.": _sm(_S / 2**0.5),
+    "softmax runs over the queries (dim -2): each row (one query) must sum to 1, so use dim=-1.": _sm(_S / 2, 0),
     "the weights are transposed: row i must be query token i.": _want.T,
-    "the scores are K Q^T: row i must hold query i's scores, so compute Q K^T.": _rows(_S.T / 2),
 }
-_global_d_k = globals().get("d_k")
-if isinstance(_global_d_k, (int, float)) and _global_d_k not in (1, 2, 4):
-    _mistakes[
-        f"the scores are divided by sqrt({_global_d_k}): that is the notebook's variable d_k = {_global_d_k} "
-        "from section 1, not this layer's d_k. Keep the constructor's d_k (e.g. self.d_k) and use it."
-    ] = _rows(_S / np.sqrt(_global_d_k))
+if isinstance(globals().get("d_k"), int) and d_k not in (1, 2, 4):
+    _global = f"the scores are divided by sqrt({d_k}), the notebook's variable d_k from section 1: keep the constructor's d_k."
+    _mistakes[_global] = _sm(_S / d_k**0.5)
 _layer = _new_layer(2, 4, 1)
+# nn.Linear's weight is W transposed: W_Q = eye(2, 4), W_K = eye(2, 4) shifted right by one column, W_V = eye(2, 1)
 with torch.no_grad():
-    _layer.W_q.weight.copy_(torch.tensor(_W_Q.T))
-    _layer.W_k.weight.copy_(torch.tensor(_W_K.T))
-    _layer.W_v.weight.copy_(torch.tensor(_W_V.T))
-_o, _w = _layer(torch.tensor(_X, dtype=torch.float32)[None])  # a batch of one sequence
+    _layer.W_q.weight.copy_(torch.eye(4, 2))
+    _layer.W_k.weight.copy_(torch.eye(4, 2).roll(1, 0))
+    _layer.W_v.weight.copy_(torch.eye(1, 2))
+_o, _w = _layer(_X[None])  # a batch of one sequence
 checks.expect_close(_w[0], _want, "the module's weights on the worked example", atol=1e-5, mistakes=_mistakes)
-checks.expect_close(
-    _o[0], _want @ np.array([[2.0], [0.0], [1.0]]), "the module's output on the worked example", atol=1e-5
-)
+checks.expect_close(_o[0], _want @ torch.tensor([[2.0], [0], [1]]), "the module's output on the example", atol=1e-5)
 
 
 ### BEGIN HIDDEN TESTS
 def _module_hidden():
     g = torch.Generator().manual_seed(23)
-    B, T, dm, dk, dv = 3, 5, 10, 16, 7
-    for d_v in (dv, None):  # an explicit d_v, then the default
+    B, T, dm, dk = 3, 5, 10, 16
+    for d_v in (7, None):  # an explicit d_v, then the default
         layer = _new_layer(dm, dk) if d_v is None else _new_layer(dm, dk, d_v)
-        d_v = dk if d_v is None else d_v
-        what = f"SelfAttention({dm}, {dk}{'' if d_v == dk else f', {d_v}'})"
-        n_params = sum(p.numel() for p in layer.parameters())
-        checks.expect(
-            n_params == 2 * dm * dk + dm * d_v,
-            f"{what} has {n_params} parameters, expected {2 * dm * dk + dm * d_v}: three bias-free "
-            "projections only" + (" (d_v=None means d_v = d_k)." if d_v == dk else "."),
-        )
-        Wq, Wk, Wv = (torch.randn(n, dm, generator=g) / dm**0.5 * 2 for n in (dk, dk, d_v))
+        what, d_v = f"SelfAttention({dm}, {dk}{'' if d_v is None else f', {d_v}'})", d_v or dk
+        n_params, expected = sum(p.numel() for p in layer.parameters()), 2 * dm * dk + dm * d_v
+        checks.expect(n_params == expected, f"{what} has {n_params} parameters, not {expected}: no bias.")
+        Ws = [torch.randn(n, dm, generator=g) / dm**0.5 * 2 for n in (dk, dk, d_v)]
         with torch.no_grad():
-            layer.W_q.weight.copy_(Wq)
-            layer.W_k.weight.copy_(Wk)
-            layer.W_v.weight.copy_(Wv)
+            for linear, W in zip((layer.W_q, layer.W_k, layer.W_v), Ws):
+                linear.weight.copy_(W)
         x = torch.randn(B, T, dm, generator=g)
-        q, k, v = x @ Wq.T, x @ Wk.T, x @ Wv.T
-        want = torch.nn.functional.scaled_dot_product_attention(q, k, v)
-        raw = q @ k.transpose(-1, -2)
-        want_w = torch.softmax(raw / 4.0, dim=-1)
-        mistakes = {
-            "the scores are not scaled: divide by sqrt(d_k).": torch.softmax(raw, -1),
-            "the scores are divided by d_k instead of sqrt(d_k).": torch.softmax(raw / 16.0, -1),
-            "the scores are divided by sqrt(d_model): use d_k, the width of q and k.": torch.softmax(raw / dm**0.5, -1),
-            "softmax runs over dim -2 (the queries): each row must sum to 1, so use dim=-1.": torch.softmax(
-                raw / 4.0, -2
-            ),
-            "the weights are transposed: row i must be query token i.": want_w.transpose(-1, -2),
-        }
-        if isinstance(_global_d_k, (int, float)) and _global_d_k not in (1, 4, 16):
-            mistakes[
-                f"the scores are divided by sqrt({_global_d_k}): that is the notebook's variable d_k = "
-                f"{_global_d_k} from section 1, not this layer's d_k."
-            ] = torch.softmax(raw / _global_d_k**0.5, -1)
-        out, w = layer(x)
-        checks.expect(
-            not (tuple(out.shape) == (B, T, T) and tuple(w.shape) == (B, T, d_v)),
-            "the tuple is the wrong way round: you returned (weights, output); return (output, weights).",
+        q, k, v = (x @ W.T for W in Ws)
+        eye = torch.eye(T).expand(B, T, T)  # PyTorch's weights are its output for V = I
+        want_out, want_w = (torch.nn.functional.scaled_dot_product_attention(q, k, u) for u in (v, eye))
+        out, w = checks.output_and_weights(layer(x), what, d_v, T, "forward")
+        checks.expect_close(w, want_w, f"the weights of {what}", atol=1e-5)
+        checks.expect_close(out, want_out, f"the output of {what}", atol=1e-5)
+        checks.expect_close(
+            layer(x[0])[0], want_out[0], f"the output of {what} for one (T, d_model) sequence", atol=1e-5
         )
-        checks.expect_close(w, want_w, f"the weights of {what}", atol=1e-5, mistakes=mistakes)
-        checks.expect_close(out, want, f"the output of {what}", atol=1e-5)
-        out1, _ = layer(x[0])
-        checks.expect_close(out1, want[0], f"the output of {what} for one sequence of shape (T, d_model)", atol=1e-5)
         layer.zero_grad()
         layer(x)[0].pow(2).sum().backward()
         for name in ("W_q", "W_k", "W_v"):
             grad = getattr(layer, name).weight.grad
-            checks.expect(
-                grad is not None and float(grad.abs().sum()) > 0,
-                f"no gradient reaches self.{name}: compute with torch operations (no .detach(), no numpy).",
-            )
+            no_grad = f"no gradient reaches self.{name}: compute with torch operations (no .detach(), no numpy)."
+            checks.expect(grad is not None and float(grad.abs().sum()) > 0, no_grad)
 
 
 _module_hidden()
@@ -619,15 +600,16 @@ with ac.student_code("SelfAttention"):
 #
 # Pick a token. The explorer runs **your** `project_qkv` and `self_attention` on the sentence with
 # random projections ($d_{\text{model}} = 8$, $d_v = 4$, and $d_k$ from the slider) and shows, for that token,
-# 1. its scaled scores $q_i \cdot k_j / \sqrt{d_k}$ against every key (its own score in orange), on one
-#    axis for every setting: a symmetric log scale, linear between −1 and 1, so that scores of a few tenths
-#    and of tens both show,
-# 2. the attention weights (the softmax of those scores; the largest in orange), and
-# 3. the output: the weighted sum of the values, one bar per dimension, next to the value of the token
+# 1. its scaled scores $q_i \cdot k_j / \sqrt{d_k}$ against every key, as dots on one axis for every
+#    setting: a symmetric log scale, linear between −1 and 1, so that scores of a few tenths and of tens
+#    both show ("◀ itself" marks the token's own key),
+# 2. the attention weights (the softmax of those scores), and
+# 3. the output: the weighted sum of the values, one bar per dimension, next to the value of the key
 #    that gets the largest weight.
 #
-# The title counts how many of the 11 tokens give *themselves* their largest score. Change $d_k$, and
-# switch the projections between *separate* and *tied* ($W^K = W^Q$).
+# Orange marks that most-weighted key in all three panels. The title counts how many of the 11 tokens
+# give *themselves* their largest score. Change $d_k$, and switch the projections between *separate* and
+# *tied* ($W^K = W^Q$).
 
 # %%
 _token_options = [(f"{i}: {t}", i) for i, t in enumerate(sentence)]
@@ -646,17 +628,24 @@ def explorer_weights(d_k, projections):
 
 
 class QueryView(widgets.View):
-    """Scores, weights and output of one token. Built once; update() moves bars and texts."""
+    """Scores, weights and output of one token. Built once; update() moves dots, bars and texts."""
 
     def build(self, token, d_k, projections):
-        n = len(sentence)
-        fig, axes = plt.subplots(1, 3, figsize=(10, 3.3), gridspec_kw={"width_ratios": [1, 1, 1.1]})
-        self.score_bars = axes[0].barh(range(n), np.zeros(n), color=plots.COLORS[0])
-        self.zero_line = axes[0].axvline(0, color="black", lw=0.6)
-        self.weight_bars = axes[1].barh(range(n), np.zeros(n), color=plots.COLORS[2])
+        from matplotlib.collections import LineCollection
+
+        n, yours, top = len(sentence), plots.color("yours"), plots.color("highlight")
+        fig, axes = plt.subplots(1, 3, figsize=(8.6, 3.6), gridspec_kw={"width_ratios": [1, 0.8, 1]})
+        # scores: dots on stems (no bars on a log axis), the most-weighted key's in orange
+        self.stems = LineCollection(np.zeros((n, 2, 2)), colors=yours, lw=1.5)
+        axes[0].add_collection(self.stems)
+        (self.dots,) = axes[0].plot(np.zeros(n), range(n), "o", color=yours, ms=5)
+        (self.top_dot,) = axes[0].plot([0], [0], "o", color=top, ms=7)
+        self.itself = axes[0].text(0, 0, "◀ itself", va="center", ha="left", fontsize=9, color=plots.TEXT)
+        self.weight_bars = axes[1].barh(range(n), np.zeros(n), color=yours)
+        axes[0].set_yticks(range(n), _labels)
+        axes[1].set_yticks(range(n), [])
         for ax in axes[:2]:
-            ax.set_yticks(range(n), _labels)
-            ax.invert_yaxis()
+            ax.set_ylim(n - 0.5, -0.5)
         # one score axis for every setting, drawn once: symmetric-log (linear within ±1), so that scores of
         # a few tenths and of tens fit side by side; its reach comes from the formula here (never from your
         # code), on the same weights the update uses
@@ -668,35 +657,31 @@ class QueryView(widgets.View):
         )
         reach = next(r for r in (1, 2, 5, 10, 20, 50, 100) if r >= 1.05 * largest)
         axes[0].set_xscale("symlog", linthresh=1)
-        axes[0].set_xlim(-reach, reach)
+        axes[0].set_xlim(-reach, 3 * reach)  # room on the right for "◀ itself"
         ticks = [t for t in (-100, -10, -1, 0, 1, 10, 100) if abs(t) <= reach]
         axes[0].set_xticks(ticks, [f"{t:g}".replace("-", "−") for t in ticks])
-        axes[0].set_xlabel("q·k / √d_k (symmetric log scale)")
+        axes[0].axvline(0, color=plots.color("reference"), lw=0.6)
+        axes[0].set_xlabel("q·k / √d_k (symmetric log)")
         axes[1].set_xlabel("weight")
         axes[1].set_xlim(0, 1)
         axes[1].set_title("attention weights (sum 1)")
         # the values do not depend on d_k: the output (a blend of them) stays inside their range
         V_all = X @ explorer_weights(2, "separate")[2]
         pos = np.arange(D_V_EXPLORE)
-        self.output_bars = axes[2].barh(pos - 0.2, np.zeros(D_V_EXPLORE), height=0.4, color=plots.COLORS[0])
-        self.value_bars = axes[2].barh(pos + 0.2, np.zeros(D_V_EXPLORE), height=0.4, color=plots.COLORS[1])
+        self.output_bars = axes[2].barh(pos - 0.2, np.zeros(D_V_EXPLORE), height=0.4, color=yours, label="output")
+        self.value_bars = axes[2].barh(pos + 0.2, np.zeros(D_V_EXPLORE), height=0.4, color=top, label="value, top key")
         axes[2].set_yticks(pos, [f"dim {j}" for j in pos])
         axes[2].invert_yaxis()
-        axes[2].axvline(0, color="black", lw=0.6)
+        axes[2].axvline(0, color=plots.color("reference"), lw=0.6)
         axes[2].set_xlim(1.1 * min(V_all.min(), 0), 1.1 * max(V_all.max(), 0))
         axes[2].set_xlabel("value")
-        axes[2].set_title("blue: the picked token's output\norange: the value it weighs most", fontsize=9)
+        axes[2].legend(loc="upper center", bbox_to_anchor=(0.5, -0.22), ncol=1, frameon=False)
+        axes[2].set_title("the token's output")
         self.score_title = axes[0].set_title(" ")
         self.suptitle = fig.suptitle(" ")
-        fig.subplots_adjust(left=0.09, right=0.98, top=0.78, bottom=0.16, wspace=0.5)
-        self.dynamic = [
-            *self.score_bars,
-            *self.weight_bars,
-            *self.output_bars,
-            *self.value_bars,
-            self.score_title,
-            self.suptitle,
-        ]
+        fig.subplots_adjust(left=0.14, right=0.98, top=0.8, bottom=0.3, wspace=0.35)
+        self.dynamic = [self.stems, self.dots, self.top_dot, self.itself, *self.weight_bars, *self.output_bars]
+        self.dynamic += [*self.value_bars, self.score_title, self.suptitle]
         return fig
 
     def update(self, token, d_k, projections):
@@ -707,11 +692,15 @@ class QueryView(widgets.View):
         self.scores, self.weights, self.best = S[token], weights[token], int(np.argmax(weights[token]))
         # a token "favours itself" when its own score is its largest (the two commas tie with each other)
         self.n_self = int(np.sum(S.diagonal() >= S.max(axis=1) - 1e-9))
-        for i, (bar, s, w_) in enumerate(zip(self.score_bars, self.scores, self.weight_bars)):
-            bar.set_width(s)
-            bar.set_color(plots.COLORS[1] if i == token else plots.COLORS[0])
-            w_.set_width(self.weights[i])
-            w_.set_color(plots.COLORS[1] if i == self.best else plots.COLORS[2])
+        rows = np.arange(len(sentence))
+        self.stems.set_segments([[(0, i), (s, i)] for i, s in zip(rows, self.scores)])
+        self.stems.set_colors([plots.color("highlight" if i == self.best else "yours") for i in rows])
+        self.dots.set_data(self.scores, rows)
+        self.top_dot.set_data([self.scores[self.best]], [self.best])
+        self.itself.set_position((max(self.scores[token], 0) * 1.6 + 0.3, token))
+        for i, (bar, w) in enumerate(zip(self.weight_bars, self.weights)):
+            bar.set_width(w)
+            bar.set_color(plots.color("highlight" if i == self.best else "yours"))
         for bar, o in zip(self.output_bars, output[token]):
             bar.set_width(o)
         for bar, v in zip(self.value_bars, V[self.best]):
@@ -725,12 +714,12 @@ class QueryView(widgets.View):
     def alt(self, token, d_k, projections):
         top = int(np.argmax(self.scores))
         return (
-            f"Three bar charts for the token '{sentence[token]}' with d_model = {d_model}, d_k = {d_k}, "
-            f"d_v = {D_V_EXPLORE}, {projections}: its scaled scores against the {len(sentence)} tokens "
+            f"Three panels for the token '{sentence[token]}' with d_model = {d_model}, d_k = {d_k}, "
+            f"d_v = {D_V_EXPLORE}, {projections}: its scaled scores against the {len(sentence)} tokens as dots "
             f"(largest {self.scores[top]:.2f}, for '{sentence[top]}'; its own {self.scores[token]:.2f}); its "
-            f"attention weights (largest {self.weights[self.best]:.2f}, on '{sentence[self.best]}'); its output "
-            f"next to the value of '{sentence[self.best]}'. {self.n_self} of {len(sentence)} tokens give "
-            "themselves their largest score."
+            f"attention weights as bars (largest {self.weights[self.best]:.2f}, on '{sentence[self.best]}', in "
+            f"orange); its output next to the value of '{sentence[self.best]}'. {self.n_self} of {len(sentence)} "
+            "tokens give themselves their largest score."
         )
 
 
@@ -746,8 +735,8 @@ widgets.explore(
 # **Things to try.** For each $d_k$, compare the count in the title with tied and with separate
 # projections (section 2 explains the difference); then walk through the tokens with tied projections.
 # With tied projections the score of a token with itself is never negative: it is
-# $\lVert q_i\rVert^2/\sqrt{d_k}$. The output bar chart is always a *blend*: it equals the top token's
-# value only when that token takes almost all the weight.
+# $\lVert q_i\rVert^2/\sqrt{d_k}$. The output bar chart is always a *blend*: it equals the top key's
+# value only when that key takes almost all the weight.
 
 # %% [markdown]
 # ## 6. Experiment: a layer learns one relation
@@ -807,24 +796,37 @@ def evaluate(layer, x, answer, match):
     }
 
 
+def init_layer(layer, seed):
+    """The same start whatever order your __init__ creates the layers in (nn.Linear's default range, ±1/√d_model)."""
+    generator = torch.Generator().manual_seed(seed)
+    with torch.no_grad():
+        for projection in (layer.W_q, layer.W_k, layer.W_v):
+            projection.weight.copy_((2 * torch.rand(projection.weight.shape, generator=generator) - 1) / d_toy**0.5)
+    return layer
+
+
+def train(layers, steps, generator, lr=0.03):
+    """Adam on several layers side by side, on the same batches of 128; each layer only learns from its own loss.
+    Returns the losses, (steps, layers)."""
+    optimiser = torch.optim.Adam([p for layer in layers for p in layer.parameters()], lr=lr)
+    losses = []
+    for _ in range(steps):
+        x, y, _, _ = colour_batch(128, generator)
+        per_layer = [nn.functional.cross_entropy(layer(x)[0][:, -1], y) for layer in layers]
+        optimiser.zero_grad()
+        sum(per_layer).backward()
+        optimiser.step()
+        losses.append([loss.item() for loss in per_layer])
+    return np.array(losses)
+
+
+toy = None  # the trained layer, once your SelfAttention works
 with ac.student_code("SelfAttention"):
-    toy = SelfAttention(d_toy, 8, len(ANIMALS))
-    init = torch.Generator().manual_seed(0)
-    with torch.no_grad():  # the same start whatever order your __init__ creates the layers in
-        for projection in (toy.W_q, toy.W_k, toy.W_v):  # nn.Linear's default range, ±1/√d_model
-            projection.weight.copy_((2 * torch.rand(projection.weight.shape, generator=init) - 1) / d_toy**0.5)
+    toy = init_layer(SelfAttention(d_toy, 8, len(ANIMALS)), seed=0)
     data_gen = torch.Generator().manual_seed(1)
     x_test, y_test, m_test, ids_test = colour_batch(1000, data_gen)
     before = evaluate(toy, x_test, y_test, m_test)
-    optimiser = torch.optim.Adam(toy.parameters(), lr=0.03)
-    losses = []
-    for step in range(80):
-        x, y, _, _ = colour_batch(128, data_gen)
-        loss = nn.functional.cross_entropy(toy(x)[0][:, -1], y)
-        optimiser.zero_grad()
-        loss.backward()
-        optimiser.step()
-        losses.append(loss.item())
+    losses = train([toy], 80, data_gen)[:, 0]
     after = evaluate(toy, x_test, y_test, m_test)
     print(
         f"accuracy on 1000 test sequences: {before['accuracy']:.1%} before training "
@@ -841,15 +843,14 @@ with ac.student_code("SelfAttention"):
     with torch.no_grad():
         out_k, weights = toy(x_test[k])
     answer_k = ANIMALS[int(out_k[-1].argmax())]
-    fig, axes = plt.subplots(1, 2, figsize=(10.5, 3.9), gridspec_kw={"width_ratios": [1, 1.3]})
-    axes[0].plot(losses, color=plots.COLORS[0])
+    fig, axes = plt.subplots(1, 2, figsize=(8.6, 3.9), gridspec_kw={"width_ratios": [1, 1.25]})
+    axes[0].plot(losses, color=plots.color("yours"))
     axes[0].set_xlabel("training step")
     axes[0].set_ylabel("cross-entropy loss")
-    axes[0].set_title(f"SelfAttention(16, 8, 6), Adam: accuracy {before['accuracy']:.0%} → {after['accuracy']:.0%}")
-    plots.attention_heatmap(
-        weights, labels, ax=axes[1], title="learned attention, test sequence 0 (the loss uses only the last row)"
-    )
-    fig.subplots_adjust(left=0.07, right=0.97, bottom=0.3, wspace=0.45)
+    axes[0].set_title(f"loss; accuracy {before['accuracy']:.0%} → {after['accuracy']:.0%}")
+    plots.attention_heatmap(weights, labels, ax=axes[1], colorbar=False, title="learned weights, test sequence 0")
+    fig.suptitle(f"The question learns to find the item of its colour: it puts {weights[-1, m_test[k]]:.2f} on it")
+    fig.subplots_adjust(left=0.09, right=0.98, bottom=0.33, top=0.86, wspace=0.6)
     plots.show(
         fig,
         name="05_colour_lookup",
@@ -883,17 +884,185 @@ with ac.student_code("SelfAttention"):
 # * Not all of it. The question token carries the asked colour too, so for the item of that colour the
 #   question's key is a second key with its own colour: that item gives the question a visible share of
 #   its weight, many times what the other items give it.
-# * The question ignores its own key, although that key has the asked colour as well: $W^Q$ and $W^K$
-#   also learned to use the "?" part of the embedding.
+# * The question ignores its own key, although that key has the asked colour as well. The next cell
+#   shows why.
 #
 # The relation is one-way: the question gives the matching item almost all of its weight, while that
 # item gives the question only a small share back.
 #
-# How did three matrices find this? The last three printed lines look at the subspaces: how strongly
-# each learned projection responds to the colour part of an embedding compared with the animal part.
-# The query and the key keep more colour than animal (ratio above 1) and the value more animal than
-# colour (ratio below 1). (Compare the numbers within a line, not across lines: a query only matters
-# through its dot products with keys.)
+# The last three printed lines look at the subspaces: how strongly each learned projection responds to
+# the colour part of an embedding compared with the animal part. The query and the key keep more colour
+# than animal (ratio above 1) and the value more animal than colour (ratio below 1). (Compare the numbers
+# within a line, not across lines: a query only matters through its dot products with keys.)
+#
+# ### Reading the learned head: the QK and OV circuits
+#
+# Every token here is a sum of two parts: an item is colour + animal, the question is colour + "?".
+# Queries, keys and values are linear in the embedding, so every score splits into the scores of the
+# parts: part $a$ of a query gives part $b$ of a key the score $a\,W^Q (W^K)^\top b^\top/\sqrt{d_k}$. That
+# matrix, read on the 11 parts (4 colours, 6 animals, "?"), is the head's **QK circuit**: *who finds whom*.
+# Likewise part $b$ of an attended token adds $b\,W^V$ to the output, the **OV circuit**: *what is
+# handed over*; in this layer the output is the 6 animal scores. The cell below draws both for the
+# trained layer and prints the entries that explain its behaviour.
+
+# %%
+parts = torch.cat([E_colour, E_animal, E_question[None]])  # (11, 16): the 4 colours, the 6 animals and "?"
+part_names = COLOURS + ANIMALS + ["?"]
+with ac.student_code("SelfAttention"), torch.no_grad():
+    if toy is None:
+        raise NotImplementedError  # the cell above trains your SelfAttention first
+    QK = (toy.W_q(parts) @ toy.W_k(parts).T / 8**0.5).numpy()  # (11, 11): query part → key part
+    OV = toy.W_v(parts).numpy()  # (11, 6): attended part → the 6 animal scores
+    colour_block, animal_block = QK[:4, :4], OV[4:10]
+    same_colour, other_colour = np.diag(colour_block).mean(), colour_block[~np.eye(4, dtype=bool)].mean()
+    own_animal, other_animal = np.diag(animal_block).mean(), animal_block[~np.eye(6, dtype=bool)].mean()
+    print(f"QK: a colour scores its own colour {same_colour:.1f} on average, the other colours {other_colour:.1f}")
+    print(
+        f"QK: the '?' part of a query scores the '?' part of a key {QK[10, 10]:.1f}; "
+        f"a colour scores it {QK[:4, 10].mean():.1f} on average"
+    )
+    q = toy.W_q(x_test[:, 4])  # the question's query in each test sequence
+    s = (q[:, None, :] * toy.W_k(x_test)).sum(-1).numpy() / 8**0.5  # its scores for the 5 keys
+    own_minus_match = s[:, 4] - s[np.arange(len(s)), m_test.numpy()]
+    question_part = (q @ toy.W_k(E_question).T).numpy() / 8**0.5  # what the "?" part of its own key adds
+    print(
+        f"on the test sequences the question scores its own key {-own_minus_match.mean():.1f} below the matching "
+        f"item on average; the '?' part of that key alone adds {question_part.mean():.1f}"
+    )
+    print(
+        f"OV: an animal adds {own_animal:.1f} to its own score on average, {other_animal:.1f} to the others; "
+        f"the largest entry of a colour or of '?' is {np.abs(OV[[0, 1, 2, 3, 10]]).max():.1f}"
+    )
+    fig, axes = plt.subplots(1, 2, figsize=(8.6, 4.0), gridspec_kw={"width_ratios": [11, 6]}, layout="constrained")
+    for ax, M, title, cols, label in (
+        (axes[0], QK, "QK: query part (row) → key part", part_names, "score"),
+        (axes[1], OV, "OV: part → animal score", ANIMALS, "added to the animal's score"),
+    ):
+        limit = np.abs(M).max()
+        image = ax.imshow(M, cmap=plots.DIVERGING, vmin=-limit, vmax=limit)
+        ax.set_xticks(range(len(cols)), cols, rotation=60, ha="right")
+        ax.set_yticks(range(len(part_names)), part_names)
+        ax.set_title(title)
+        fig.colorbar(image, ax=ax, shrink=0.8, label=label)
+    fig.suptitle("The head matches colours with colours (QK) and hands over animals (OV)")
+    plots.show(
+        fig,
+        name="05_qk_ov_circuits",
+        alt=f"Two heatmaps of the trained colour layer. Left, the QK circuit: the score each part of a query "
+        f"(4 colours, 6 animals, '?') gives each part of a key; the colour block has a strong diagonal (mean "
+        f"{same_colour:.1f} against {other_colour:.1f} off it) and '?' gives '?' {QK[10, 10]:.1f}. Right, the OV "
+        f"circuit: what each part adds to the 6 animal scores; the animal block has a strong diagonal (mean "
+        f"{own_animal:.1f} against {other_animal:.1f}).",
+    )
+
+# %% [markdown]
+# In the QK map the colour block has the bright diagonal: a colour in a query gives the same colour in
+# a key 14.6 on average and the other colours −3.3. That is the lookup. The last column explains why the
+# question ignores its own key, the only key with a "?" part: the "?" part of a query gives it −8.9 and a
+# colour gives it −4.1 on average. On the test sequences the question scores its own key 13.9 below the
+# matching item on average, and the "?" part of that key alone contributes −13.2: $W^Q$ and $W^K$ learned
+# to use the "?" part to keep the question off itself. In the OV map the bright diagonal is in the animal
+# block: an animal adds 6.7 to its own score on average and −1.5 to the others, while no entry of a colour
+# or of "?" is larger than 3.5 in size: the colour that comes along with the animal does not change the
+# answer (the accuracy is 100%).
+#
+# ### How many directions does the lookup need?
+#
+# Section 2 showed that a head compares tokens through $d_k$ directions only: $W^Q (W^K)^\top$ has rank at
+# most $d_k$. What does that cost on this task? The cell below trains the same layer the same way at
+# $d_k = 1, 2, 4$ and 8, from three random starts (seeds) each: twelve layers, trained side by side on the
+# same batches.
+
+# %%
+DK_SWEEP, SEEDS = [1, 2, 4, 8], [0, 1, 2]
+with ac.student_code("SelfAttention"):
+    sweep = {
+        (dk, seed): init_layer(SelfAttention(d_toy, dk, len(ANIMALS)), 100 * dk + seed)
+        for dk in DK_SWEEP
+        for seed in SEEDS
+    }
+    sweep_losses = train(list(sweep.values()), 80, torch.Generator().manual_seed(2))
+    asked_test = ids_test[2]
+    accuracy, by_colour = {}, {}
+    with torch.no_grad():
+        for key, layer in sweep.items():
+            right = layer(x_test)[0][:, -1].argmax(-1) == y_test
+            accuracy[key] = right.float().mean().item()
+            by_colour[key] = [right[asked_test == c].float().mean().item() for c in range(4)]
+    mean_accuracy = {dk: np.mean([accuracy[dk, s] for s in SEEDS]) for dk in DK_SWEEP}
+    found = {s: sum(a >= 0.99 for a in by_colour[1, s]) for s in SEEDS}  # colours always answered at d_k = 1
+    for dk in DK_SWEEP:
+        runs = ", ".join(f"{accuracy[dk, s]:.1%}" for s in SEEDS)
+        print(
+            f"d_k = {dk}: test accuracy {runs} (seeds {SEEDS}), mean {mean_accuracy[dk]:.1%}, final loss {sweep_losses[-1, [i for i, key in enumerate(sweep) if key[0] == dk]].mean():.3f}"
+        )
+    for s in SEEDS:
+        print(
+            f"d_k = 1, seed {s}: accuracy by asked colour "
+            + ", ".join(f"{c} {a:.0%}" for c, a in zip(COLOURS, by_colour[1, s]))
+            + f"  ({found[s]} of 4 colours always right)"
+        )
+
+    fig, axes = plt.subplots(1, 2, figsize=(8.6, 3.4), layout="constrained")
+    for i, dk in enumerate(DK_SWEEP):
+        axes[0].plot(
+            [i + 0.06 * (s - 1) for s in SEEDS],
+            [accuracy[dk, s] for s in SEEDS],
+            "o",
+            color=plots.color("yours"),
+            ms=6,
+            label="one seed" if i == 0 else None,
+        )
+    axes[0].plot(
+        range(len(DK_SWEEP)),
+        [mean_accuracy[dk] for dk in DK_SWEEP],
+        "-",
+        color=plots.color("yours"),
+        lw=1,
+        label="mean of 3 seeds",
+    )
+    for c in range(4):
+        axes[1].plot(
+            [c + 0.08 * (s - 1) for s in SEEDS],
+            [by_colour[1, s][c] for s in SEEDS],
+            "o",
+            color=plots.color("yours"),
+            ms=6,
+        )
+    for ax in axes:
+        ax.axhline(1 / len(ANIMALS), color=plots.color("chance"), ls="--", lw=1)
+        ax.set_ylim(0, 1.05)
+        ax.set_ylabel("test accuracy")
+    axes[0].text(len(DK_SWEEP) - 1, 1 / len(ANIMALS) + 0.03, "chance", ha="right", color=plots.color("chance"))
+    axes[0].set_xticks(range(len(DK_SWEEP)), [str(dk) for dk in DK_SWEEP])
+    axes[0].set_xlabel("d_k (rank of W_Q W_Kᵀ at most d_k)")
+    axes[0].legend(loc="center right")
+    axes[0].set_title("accuracy against d_k, 3 seeds")
+    axes[1].set_xticks(range(4), COLOURS)
+    axes[1].set_xlabel("colour asked")
+    axes[1].set_title("d_k = 1: accuracy per colour, 3 seeds")
+    fig.suptitle(
+        f"One direction is too few: at d_k = 1 a head finds at most {max(found.values())} of the 4 colours every time"
+    )
+    plots.show(
+        fig,
+        name="05_rank_limit",
+        alt="Left: test accuracy of the colour layer against d_k = 1, 2, 4, 8, three seeds each: mean "
+        + ", ".join(f"{mean_accuracy[dk]:.0%} at d_k = {dk}" for dk in DK_SWEEP)
+        + f". Right: at d_k = 1, accuracy for each asked colour and seed; per seed {', '.join(str(found[s]) for s in SEEDS)} "
+        "of the 4 colours are always right, the others far less often. A dashed line marks chance, 1 in 6.",
+    )
+
+# %% [markdown]
+# At $d_k = 1$ a token's query and key are single numbers, and a score is their product. For one question
+# that number is fixed, so its largest score goes to the key with the largest number (or the smallest,
+# when the question's number is negative), whatever colour was asked: a head of rank 1 can single out only
+# the colours at the two ends of its one direction. That is what every seed learned: each answers exactly
+# two of the four colours every time and the other two only 37% to 55% of the time, 74.2% in all on
+# average. Two directions are enough: four colours can sit around a circle, each closest to itself, and
+# every seed reaches 100% from $d_k = 2$ on. So "rank at most $d_k$" is a real limit on what one head can
+# find, and how many directions are enough depends on the relation; lesson 6 spends the directions on
+# several heads instead of one.
 
 # %% [markdown]
 # ## 7. Let's review
@@ -904,15 +1073,17 @@ with ac.student_code("SelfAttention"):
 #   $Q = XW^Q$, $K = XW^K$, $V = XW^V$.
 # * $W^Q$ and $W^K$ must differ: with one shared matrix the scores are symmetric ($s_{ij} = s_{ji}$)
 #   and tokens tend to favour themselves; real relations are one-way. Even separate, $W^Q (W^K)^\top$
-#   has rank at most $d_k$: one head compares tokens through $d_k$ directions only.
+#   has rank at most $d_k$: one head compares tokens through $d_k$ directions only, and in section 6 one
+#   direction was too few for four colours.
 # * A self-attention layer is $\operatorname{softmax}(QK^\top/\sqrt{d_k})V$ with all three from the
-#   same $X$; scale by $\sqrt{d_k}$, the projected width. In cross-attention the queries come from one
+#   same $X$; scale by $\sqrt{d_k}$, the projected width. It is permutation-equivariant: reorder the
+#   tokens and the outputs are reordered with them. In cross-attention the queries come from one
 #   sequence and the keys and values from another, and the weights are $T_q \times T_k$.
 # * In PyTorch the projections are `nn.Linear` layers, whose weight is stored as `(d_out, d_in)`,
 #   i.e. $W^Q$ = `W_q.weight.T` (in `weight`, each *row* reads one direction of the embedding).
 # * Trained on a lookup task, one layer learned to match colours with $W^Q, W^K$ and to carry animals
-#   with $W^V$; its attention map shows the relation it learned, and the mean weights show where the
-#   other tokens look as a side effect.
+#   with $W^V$. Its QK circuit ($W^Q (W^K)^\top$ read on the parts of the embedding) shows who finds whom,
+#   its OV circuit ($W^V$ on the same parts) what is handed over.
 #
 # Next lesson: one softmax per query can follow one relation at a time; **several heads** follow
 # several.
@@ -920,8 +1091,9 @@ with ac.student_code("SelfAttention"):
 # %% [markdown]
 # ## 8. Check your understanding
 #
-# Replace `None` in each answer cell. Multiple-choice answers are a letter in quotes, e.g. `"a"`;
-# numeric answers are a number. The cell after each answer checks the format only.
+# In each answer cell, replace `None` with your answer and delete the line `raise NotImplementedError()`.
+# Multiple-choice answers are a letter in quotes, e.g. `"a"`; numeric answers are a number. The cell after
+# each answer checks the format only; the answer itself is graded when your notebook is graded.
 #
 # **Q1 (1 point).** $d_{\text{model}} = 512$ and $d_k = 64$. How many learned numbers does $W^Q$ hold?
 
@@ -969,24 +1141,40 @@ q2_answer = 10 * 10  # (T, T) for T = 10; d_model and d_k do not matter
 
 # %% [markdown]
 # **Q7 — free answer (3 points, graded by hand).** A classmate proposes to simplify the layer: "drop
-# $W^V$ and use the embeddings themselves as values, $V = X$". In 3–5 sentences, say what the layer
-# loses, using the colour experiment as your example, and one thing that would still work.
+# $W^V$ and use the embeddings themselves as values, $V = X$". In 3–5 sentences, say what this one layer
+# loses, using the colour experiment as your example; whether a linear layer placed after the attention
+# could make up for it, and why; and what $W^V$ buys.
+#
+# <details><summary>Before you hand in</summary>
+#
+# * Did you say what each token hands over without $W^V$, and what that means in the colour task?
+# * Did you decide whether a linear map applied *after* the weighted average can do $W^V$'s job, exactly
+#   or only partly, and justify it with the order of the two operations (one mixes tokens, the other
+#   features)?
+# * Did you name what $W^V$ buys all the same (think of the width of the values, and of several heads)?
+# * Did you say what is *not* affected (where the layer looks)?
+# </details>
 
 # %% [markdown] manual="quiz-free-drop-wv" points=3
 # ### BEGIN SOLUTION
-# *Model answer.* Without $W^V$ the output is a weighted average of the raw embeddings, so every
-# token hands over *everything* it contains, in the embedding's own coordinates and width
-# $d_{\text{model}}$. In the colour task the matching item would pass on its colour mixed with its
-# animal, and no learned projection could select the animal part or map it to the answer (with
-# $d_v$ tied to $d_{\text{model}}$ there is also no way to choose the output's size). What is *found*
-# (chosen by $W^Q, W^K$) and what is *delivered* would no longer be separate choices. The attention
-# pattern itself would still be learned, because the scores depend only on $W^Q$ and $W^K$; a later
-# linear layer could partly make up for the missing projection.
+# *Model answer.* Without $W^V$ each token hands over its whole embedding, $d_{\text{model}}$ numbers
+# in the embedding's own coordinates: in the colour task the matching item would pass on its colour
+# mixed with its animal, and this layer's output could not be the 6 animal scores, since it would be
+# 16 numbers in embedding coordinates. A linear layer $W$ after the attention makes up for that
+# **exactly**: the weights mix tokens (rows) and $W$ mixes features (columns), so
+# $(AX)W = A(XW)$; a read-out $W$ from 16 numbers to the 6 animal scores placed after the average is the
+# same as using $W^V = W$ before it. So dropping $W^V$ costs no expressiveness when a linear layer
+# follows. What $W^V$ buys is where the projection happens: values that are narrow ($d_v$ numbers, fewer
+# to average and to store) and chosen for the task, and, in multi-head attention, a separate low-rank
+# value map per head, so that each head hands over its own slice. Where the layer looks is unaffected:
+# the weights depend only on $W^Q$ and $W^K$.
 #
-# *Rubric (3 points).* 1 point: values would be the raw embeddings, so the layer can no longer choose
-# which information (subspace) a token passes on. 1 point: a concrete consequence, ideally the colour
-# task (the colour part would leak into the answer / the animal cannot be isolated), or that $d_v$ is
-# forced to equal $d_{\text{model}}$. 1 point: notes that the attention weights (where to look) are
-# still learned through $W^Q, W^K$, or that a following linear layer could compensate. No point for
-# restating the question.
+# *Rubric (3 points).* 1 point: without $W^V$ each token passes on its raw embedding, so this layer alone
+# cannot choose what is handed over (the colour leaks into the answer / the output width is forced to
+# $d_{\text{model}}$). 1 point: a linear layer after the attention compensates **exactly**, because
+# $(AX)W = A(XW)$ (the attention weights act on tokens, $W$ on features); an answer that says it can only
+# partly make up for it does not earn this point. 1 point: what $W^V$ buys: narrow, task-specific values
+# ($d_v < d_{\text{model}}$, cheaper to average and store), or a per-head low-rank value map in
+# multi-head attention; or, for this point too, that the attention pattern is still learned through
+# $W^Q, W^K$. No point for restating the question.
 # ### END SOLUTION

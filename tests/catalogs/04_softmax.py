@@ -6,6 +6,8 @@ from catalog_tools import quiz
 SM = "def softmax(x, axis=-1):\n"
 AT = "def scaled_dot_product_attention(Q, K, V, mask=None):\n"
 SCORES = "    scores = Q @ np.swapaxes(K, -1, -2) / np.sqrt(Q.shape[-1])\n"
+CA = "def causal_average(X):\n    T = X.shape[-2]\n"
+TRIL = "    A = np.tril(np.ones((T, T)))\n"
 
 
 def attention(body, scores=SCORES):
@@ -139,10 +141,38 @@ EXERCISES = {
                 "not times K",
             ),
             "mask ignored": (attention("    w = softmax(scores)\n    return w @ V, w"), "mask was ignored"),
+            # issue 22: a large negative number in place of -inf passed every check; allowed scores below it catch it
+            "-1e9 fill, fully masked rows zeroed": (
+                attention(
+                    "    if mask is not None:\n        m = np.broadcast_to(mask, scores.shape)\n"
+                    "        scores = np.where(m, scores, -1e9)\n"
+                    "        w = np.where(m.any(-1, keepdims=True), softmax(scores), 0.0)\n"
+                    "    else:\n        w = softmax(scores)\n    return w @ V, w"
+                ),
+                "whatever the allowed scores are",
+            ),
+            "-1e30 fill, fully masked rows zeroed": (
+                attention(
+                    "    if mask is not None:\n        m = np.broadcast_to(mask, scores.shape)\n"
+                    "        scores = np.where(m, scores, -1e30)\n"
+                    "        w = np.where(m.any(-1, keepdims=True), softmax(scores), 0.0)\n"
+                    "    else:\n        w = softmax(scores)\n    return w @ V, w"
+                ),
+                "whatever the allowed scores are",
+            ),
+            "-1e30 fill, then zero the blocked and the empty rows": (
+                attention(
+                    "    w = softmax(scores if mask is None else np.where(mask, scores, -1e30))\n"
+                    "    if mask is not None:\n        w = np.where(np.broadcast_to(mask, w.shape).any(-1, keepdims=True), w, 0.0)\n"
+                    "        w = np.where(mask, w, 0.0)\n"
+                    "    return w @ V, w"
+                ),
+                "allowed scores of -1e100",
+            ),
         },
         "right": {
-            "-1e30 fill, then zero the empty rows": attention(
-                "    w = softmax(scores if mask is None else np.where(mask, scores, -1e30))\n"
+            "finfo.min fill, then zero the blocked and the empty rows": attention(
+                "    w = softmax(scores if mask is None else np.where(mask, scores, np.finfo(scores.dtype).min))\n"
                 "    if mask is not None:\n        w = np.where(np.broadcast_to(mask, w.shape).any(-1, keepdims=True), w, 0.0)\n"
                 "        w = np.where(mask, w, 0.0)\n"
                 "    return w @ V, w"
@@ -175,10 +205,123 @@ EXERCISES = {
             ),
         },
     },
+    "causal-average": {
+        "wrong": {
+            "mean of all tokens (the future included)": (
+                CA + "    A = np.full((T, T), 1 / T)\n    return A @ X, A",
+                "the future must be left out",
+            ),
+            "average of the future (upper triangle)": (
+                CA + "    A = np.triu(np.ones((T, T)))\n    A = A / A.sum(-1, keepdims=True)\n    return A @ X, A",
+                "averages the future",
+            ),
+            "sum of the past, not its mean": (CA + TRIL + "    return A @ X, A", "divide by t + 1"),
+            "divided by T": (CA + TRIL + "    A = A / T\n    return A @ X, A", "divided by T"),
+            "leaves out the token itself": (
+                CA
+                + "    A = np.tril(np.ones((T, T)), k=-1)\n    A = A / A.sum(-1, keepdims=True)\n    return A @ X, A",
+                "include the token itself",
+            ),
+            "columns normalised, not rows": (
+                CA + TRIL + "    A = A / A.sum(0, keepdims=True)\n    return A @ X, A",
+                "normalise each row",
+            ),
+            "returns (weights, output)": (
+                CA + TRIL + "    A = A / A.sum(-1, keepdims=True)\n    return A, A @ X",
+                "wrong way round",
+            ),
+            "cumsum along axis 0 (one sequence only)": (
+                CA + "    out = np.cumsum(X, axis=0) / np.arange(1, T + 1)[:, None]\n"
+                "    A = np.tril(np.ones((T, T))) / np.arange(1, T + 1)[:, None]\n    return out, A",
+                None,
+            ),
+        },
+        "right": {
+            "lower-triangular matrix product": CA
+            + TRIL
+            + "    A = A / A.sum(axis=-1, keepdims=True)\n    return A @ X, A",
+            "cumsum over the token axis": CA + "    n = np.arange(1, T + 1)\n"
+            "    return np.cumsum(X, axis=-2) / n[:, None], np.tril(np.ones((T, T))) / n[:, None]",
+            "a loop": CA + "    A = np.zeros((T, T))\n    for t in range(T):\n        A[t, : t + 1] = 1 / (t + 1)\n"
+            "    return np.einsum('ts,...sd->...td', A, X), A",
+            "torch, zero queries, is_causal (batched weights)": CA
+            + "    x = torch.as_tensor(np.asarray(X, dtype=float))\n"
+            "    eye = torch.eye(T, dtype=x.dtype).expand(*x.shape[:-1], T)\n"
+            "    f = lambda v: F.scaled_dot_product_attention(torch.zeros_like(x), x, v, is_causal=True).numpy()\n"
+            "    return f(x), f(eye)",
+            # one mistake costs points once: your attention with zero queries, next to a broken attention from 4.2
+            # (the checks call causal_average with PyTorch's attention in its place). Leaves the broken attention
+            # in the kernel, so it stays the last variant of this exercise.
+            "your attention with Q = 0, next to a broken attention from 4.2": AT
+            + "    w = softmax(Q @ np.swapaxes(K, -1, -2))\n    return w @ V, w\n"
+            + CA
+            + "    return scaled_dot_product_attention(np.zeros_like(X), X, X, np.tril(np.ones((T, T), dtype=bool)))",
+        },
+    },
     "quiz-softmax-axis": quiz("q1_answer", right=["b", "B", " b "], wrong=["a", "c", "d"]),
     "quiz-causal-count": quiz("q2_answer", right=[21, 21.0], wrong=[36, 15, 30, "21"]),
     "quiz-equal-logits": quiz("q3_answer", right=[0.25, 1 / 4], wrong=[1, 0, 1000, 1 / 3]),
     "quiz-temperature": quiz("q4_answer", right=["c", "C"], wrong=["a", "b", "d"]),
     "quiz-max-entropy": quiz("q5_answer", right=[3, 3.0], wrong=[8, 2.0794415416798357, 1]),
     "quiz-mask-convention": quiz("q6_answer", right=["c"], wrong=["a", "b", "d"]),
+}
+
+# Run in the kernel that executed the solution notebook (tests/test_lessons.py): what the prose, the model answer
+# and the rubric say about this lesson's own measurements. Only values the notebook stored are read (the catalog's
+# variants may have replaced the functions by then).
+CLAIMS = r"""
+import numpy as np
+import torch
+
+# section 1: the limits of exp in float32 and float64
+ln_max = {t: float(np.log(np.finfo(t).max)) for t in (np.float32, np.float64)}
+underflow = {t: float(np.log(float(np.finfo(t).smallest_subnormal)) - np.log(2)) for t in (np.float32, np.float64)}
+claim("88.72", ln_max[np.float32]) and claim("709.78", ln_max[np.float64])
+assert ln_max[np.float32] < 89 and claim("89", ln_max[np.float32], tol=0.5), "float32's limit is below 89"
+claim("104", -underflow[np.float32], tol=0.5) and claim("745", -underflow[np.float64], tol=0.5)
+assert np.exp(np.float32(-104)) == 0 < np.exp(np.float32(-103)), "float32 underflows to exactly 0 below about -104"
+assert np.exp(-746.0) == 0 < np.exp(-745.0), "float64 underflows to exactly 0 below about -745"
+assert np.isnan(naive_big).all() and np.isnan(naive_small).all(), "the formula as written gives NaN at ±1000"
+# section 3: fully masked rows in the PyTorch installed here
+fm = {name: row.numpy() for name, row in fully_masked.items()}
+assert (fm["F.scaled_dot_product_attention, output"] == 0).all()
+assert np.isnan(fm["torch.softmax of its row of -inf scores"]).all()
+assert np.isnan(fm["nn.MultiheadAttention(need_weights=True), output"]).all()
+assert (fm["nn.MultiheadAttention(need_weights=False), output"] == 0).all()
+# section 4: every way of averaging the past agrees with causal_average
+assert all(np.abs(r - averaged).max() < 1e-12 for r in ways.values()), ways
+assert np.allclose(np.broadcast_to(averaging, (4, 4)), np.tril(np.ones((4, 4))) / np.arange(1, 5)[:, None])
+# section 5: what d_k does, with and without the scaling; the two rows split between the two copies of "the"
+claim("2.58", np.log2(6))
+assert 0.4 < s2 - s512 < 0.6, "about half a bit with the scaling"
+assert u2 - u512 > 2 and u512 < 0.2, "more than 2 bits without it, near 0 bits at d_k = 512"
+Qe, Ke, Xe = explorer_inputs(16, 0.1)
+we = torch.softmax(torch.from_numpy(Qe @ Ke.T / 4.0), dim=-1).numpy()
+assert ((we[:, 0] > 0.45) & (we[:, 4] > 0.45)).sum() == 2, "two rows split their weight between the two 'the'"
+for d in (2**i for i in range(1, 10)):  # "raise it to 5: every row comes close to uniform"
+    Qe, Ke, Xe = explorer_inputs(d, 5.0)
+    we = torch.softmax(torch.from_numpy(Qe @ Ke.T / np.sqrt(d)), dim=-1).numpy()
+    assert (-(we * np.log2(we)).sum(-1) > 2.4).all(), d
+causal_first = torch.softmax(torch.from_numpy(np.where(np.tril(np.ones((6, 6), bool)), 0.0, -np.inf)), -1)[0]
+assert causal_first[0] == 1, "under the causal mask the first row sees only itself (entropy 0)"
+# section 6: your attention equals PyTorch's; the formula as written fails past ln(max); yours stays at rounding
+assert d_softmax < 1e-12 and max(d_attention.values()) < 1e-12, d_attention
+for name in ("float32", "float64"):
+    assert first_failure[name] == s_values[s_values > np.log(np.finfo(name).max)].min(), "the first s past the line"
+    before = s_values < first_failure[name]
+    curves = error_curves[name]
+    assert curves["formula as written"][before].max() <= 3 * curves["your stable softmax"].max(), "just as accurate"
+assert first_failure["float32"] < first_failure["float64"], "float32 fails first"
+assert stable_error["float32"] < 1e-6 and stable_error["float64"] < 1e-15
+claim("16", -np.log10(stable_error["float64"]), tol=1) and claim("7", -np.log10(stable_error["float32"]), tol=1)
+print("every claim holds")
+"""
+
+NOT_MEASURED = {
+    "1000": "the logits the lesson tries (±1000), a setting",
+    "2.5": "the PyTorch release since which F.scaled_dot_product_attention returns zeros for fully masked rows",
+    "512": "a setting of d_k",
+    "0.1": "a setting of the temperature in the explorer",
+    "10000": "the largest logit scale s of the experiment, a setting",
+    "40": "the number of significant digits of the exact reference, a setting",
 }

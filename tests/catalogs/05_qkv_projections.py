@@ -96,6 +96,14 @@ EXERCISES = {
                 _SA + "    w = softmax(Q @ np.swapaxes(K, -1, -2) / np.sqrt(Q.shape[-1]))\n    return w @ K, w",
                 "not times K",
             ),
+            # issue 23: permutation-equivariance is checked in the hidden tests; a result cached by shape breaks it
+            "result cached by the input's shape": (
+                "_cache = {}\n"
+                + _SA.replace("    Q, K, V", "    if X.shape in _cache:\n        return _cache[X.shape]\n    Q, K, V")
+                + "    w = softmax(Q @ np.swapaxes(K, -1, -2) / np.sqrt(Q.shape[-1]))\n"
+                "    _cache[X.shape] = (w @ V, w)\n    return w @ V, w",
+                "another order",
+            ),
             "output uses weights.T": (
                 _SA + "    w = softmax(Q @ np.swapaxes(K, -1, -2) / np.sqrt(Q.shape[-1]))\n"
                 "    return np.swapaxes(w, -1, -2) @ V, w",
@@ -233,4 +241,49 @@ EXERCISES = {
     "quiz-linear-shape": quiz("q4_answer", right=["b"], wrong=["a", "c", "d"]),
     "quiz-scale": quiz("q5_answer", right=["c", " c "], wrong=["a", "b", "d"]),
     "quiz-which-matrix": quiz("q6_answer", right=["c"], wrong=["a", "b", "d"]),
+}
+
+# Run in the kernel that executed the solution notebook (tests/test_lessons.py): what the prose, the model answer
+# and the rubric say about this lesson's own measurements. Only values the notebook stored are read (the catalog's
+# variants may have replaced the functions by then).
+CLAIMS = r"""
+import numpy as np
+import torch
+
+claim("11", len(sentence)) and claim("11", len(part_names)) and claim("16", d_toy)
+# section 2: tied projections give symmetric scores and more tokens that score themselves highest
+S_sep, S_tied = (X @ W_Q) @ (X @ W_K).T, (X @ W_Q) @ (X @ W_Q).T
+self_best = lambda S: np.mean(S.diagonal() >= S.max(axis=1) - 1e-9)
+assert np.abs(S_tied - S_tied.T).max() < 1e-12 < np.abs(S_sep - S_sep.T).max()
+assert self_best(S_tied) > self_best(S_sep)
+assert np.linalg.matrix_rank(W_Q @ W_K.T) == d_k
+# one query traced: the output is the weighted sum of the rows of V
+assert np.abs(w_f[flow_query] @ V_f - out_f[flow_query]).max() < 1e-12
+# section 6: from about chance to the answer; where the tokens look after training
+assert abs(before["accuracy"] - 1 / 6) < 0.05 and after["accuracy"] > 0.99
+assert after["question → matching item"] > 0.99 and after["question → itself"] < 0.01
+assert after["matching item → itself"] > 0.5 and after["other items → themselves"] > 0.5
+assert after["matching item → question"] > 5 * after["other items → question"], "many times what the others give"
+assert after["matching item → question"] < 0.25, "only a small share back"
+with torch.no_grad():
+    ratio = {n: p(E_colour).norm(dim=-1).mean() / p(E_animal).norm(dim=-1).mean() for n, p in (("q", toy.W_q), ("k", toy.W_k), ("v", toy.W_v))}
+assert ratio["q"] > 1 and ratio["k"] > 1 and ratio["v"] < 1, ratio
+# the QK and OV circuits
+claim("14.6", same_colour) and claim("−3.3", other_colour)
+claim("−8.9", QK[10, 10]) and claim("−4.1", QK[:4, 10].mean())
+claim("13.9", -own_minus_match.mean()) and claim("−13.2", question_part.mean())
+claim("6.7", own_animal) and claim("−1.5", other_animal) and claim("3.5", np.abs(OV[[0, 1, 2, 3, 10]]).max())
+assert np.abs(OV[[0, 1, 2, 3, 10]]).max() <= 3.5 + 0.05
+# the rank limit: at d_k = 1 each seed answers exactly two colours every time; from d_k = 2 on, 100 %
+assert len(SEEDS) >= 3 and all(found[s] == 2 for s in SEEDS), found
+missed = [a for s in SEEDS for a in by_colour[1, s] if a < 0.99]
+claim("37%", 100 * min(missed)) and claim("55%", 100 * max(missed)) and claim("74.2%", 100 * mean_accuracy[1])
+assert all(accuracy[dk, s] == 1.0 for dk in DK_SWEEP if dk >= 2 for s in SEEDS) and claim("100%", 100 * mean_accuracy[2])
+print("every claim holds")
+"""
+
+NOT_MEASURED = {
+    "80": "the number of training steps, a setting",
+    "128": "the batch size, a setting",
+    "1000": "the number of test sequences, a setting",
 }
