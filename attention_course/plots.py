@@ -258,8 +258,8 @@ def qkv_flow(
     Returns the axes. Arrays may be numpy arrays or tensors."""
     from matplotlib.patches import FancyArrowPatch, Rectangle
 
-    X, Q, K, V = (to_numpy(a).astype(float) for a in (X, Q, K, V))
-    row = lambda a: (lambda m: m[query] if m.ndim == 2 else m)(to_numpy(a).astype(float))  # noqa: E731
+    X, Q, K, V = (_array(a).astype(float) for a in (X, Q, K, V))
+    row = lambda a: (lambda m: m[query] if m.ndim == 2 else m)(_array(a).astype(float))  # noqa: E731
     scores, weights, output = row(scores), row(weights), row(output)
     T = len(tokens)
     expected = {"X": (X, (T, None)), "Q": (Q, (T, None)), "K": (K, (T, Q.shape[-1])), "V": (V, (T, None))}

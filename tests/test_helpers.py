@@ -324,7 +324,6 @@ def test_output_and_weights_names_a_swapped_pair():
         checks.output_and_weights(out, "example", d_v=5, T_k=3, fn="attention")
 
 
-<<<<<<< HEAD
 # Machado, Oliveira & Fernandes (2009), severity 1: linear-RGB matrices that simulate each dichromacy.
 _CVD = {
     "protanopia": [[0.152286, 1.052583, -0.204868], [0.114503, 0.786281, 0.099216], [-0.003882, -0.048116, 1.051998]],
@@ -390,7 +389,8 @@ def test_same_as_torch_attention_compares_with_pytorch_and_names_the_mistake():
             check((right[0].double(), right[1]))
         with pytest.raises(AssertionError, match="example raised TypeError: forward"):
             checks.same_as_torch_attention(broken, theirs, x, mask, "example")
-=======
+
+
 # --- lessons 04 and 05 ---------------------------------------------------------------------------------------------
 
 
@@ -414,4 +414,3 @@ def test_qkv_flow_draws_every_number_of_one_query_and_fits_the_column():
         plots.qkv_flow(tokens, X, Q, K[:, :1], V, scores, weights, output, query=1)
     with pytest.raises(ValueError, match="notebook column"):
         plots.qkv_flow(tokens, rng.standard_normal((3, 30)), Q, K, V, scores, weights, output, query=1)
->>>>>>> l0405

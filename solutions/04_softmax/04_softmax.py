@@ -257,7 +257,7 @@ temperatures = [0.25, 1.0, 4.0]
 with ac.student_code("softmax"):
     tempered = {tau: softmax(scores / tau) for tau in temperatures}  # yours
     H = {tau: entropy_bits(p) for tau, p in tempered.items()}
-    fig, axes = plt.subplots(1, 3, figsize=(8.6, 3.0), sharey=True, layout="constrained")
+    fig, axes = plt.subplots(1, 3, figsize=(8.4, 3.0), sharey=True, layout="constrained")
     for ax, (tau, p) in zip(axes, tempered.items()):
         ax.bar(range(len(keys)), p, color=plots.color("yours"))
         ax.set_xticks(range(len(keys)), [f"{i}:{t}" for i, t in enumerate(keys)], rotation=45)
@@ -663,7 +663,7 @@ with ac.student_code("causal_average and scaled_dot_product_attention"):
     _, averaging = causal_average(X)  # yours
     out, weights = scaled_dot_product_attention(X, X, X, mask4)  # yours
     averaging = np.broadcast_to(averaging, (4, 4))
-    fig, axes = plt.subplots(1, 2, figsize=(8.6, 3.5), layout="constrained")
+    fig, axes = plt.subplots(1, 2, figsize=(8.4, 3.5), layout="constrained")
     plots.attention_heatmap(
         averaging, tokens, ax=axes[0], allowed=mask4, colorbar=False, title="zero scores: the average of the past"
     )
@@ -721,7 +721,7 @@ class TemperatureView(widgets.View):
     """Left: your attention weights; right: the entropy of each row. Built once, updated in place."""
 
     def build(self, d_k, temperature, mask):
-        fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(8.6, 3.6), gridspec_kw={"width_ratios": [1.5, 1]})
+        fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(8.4, 3.6), gridspec_kw={"width_ratios": [1.5, 1]})
         # a heatmap as in plots.attention_heatmap, drawn as a mesh (much faster to redraw than an image)
         edges = np.arange(n_tokens + 1) - 0.5
         self.mesh = ax1.pcolormesh(edges, edges, np.zeros((n_tokens, n_tokens)), cmap=plots.SEQUENTIAL, vmin=0, vmax=1)

@@ -634,7 +634,7 @@ class QueryView(widgets.View):
         from matplotlib.collections import LineCollection
 
         n, yours, top = len(sentence), plots.color("yours"), plots.color("highlight")
-        fig, axes = plt.subplots(1, 3, figsize=(8.6, 3.6), gridspec_kw={"width_ratios": [1, 0.8, 1]})
+        fig, axes = plt.subplots(1, 3, figsize=(8.4, 3.6), gridspec_kw={"width_ratios": [1, 0.8, 1]})
         # scores: dots on stems (no bars on a log axis), the most-weighted key's in orange
         self.stems = LineCollection(np.zeros((n, 2, 2)), colors=yours, lw=1.5)
         axes[0].add_collection(self.stems)
@@ -843,7 +843,7 @@ with ac.student_code("SelfAttention"):
     with torch.no_grad():
         out_k, weights = toy(x_test[k])
     answer_k = ANIMALS[int(out_k[-1].argmax())]
-    fig, axes = plt.subplots(1, 2, figsize=(8.6, 3.9), gridspec_kw={"width_ratios": [1, 1.25]})
+    fig, axes = plt.subplots(1, 2, figsize=(8.4, 3.9), gridspec_kw={"width_ratios": [1, 1.25]})
     axes[0].plot(losses, color=plots.color("yours"))
     axes[0].set_xlabel("training step")
     axes[0].set_ylabel("cross-entropy loss")
@@ -933,7 +933,7 @@ with ac.student_code("SelfAttention"), torch.no_grad():
         f"OV: an animal adds {own_animal:.1f} to its own score on average, {other_animal:.1f} to the others; "
         f"the largest entry of a colour or of '?' is {np.abs(OV[[0, 1, 2, 3, 10]]).max():.1f}"
     )
-    fig, axes = plt.subplots(1, 2, figsize=(8.6, 4.0), gridspec_kw={"width_ratios": [11, 6]}, layout="constrained")
+    fig, axes = plt.subplots(1, 2, figsize=(8.4, 4.0), gridspec_kw={"width_ratios": [11, 6]}, layout="constrained")
     for ax, M, title, cols, label in (
         (axes[0], QK, "QK: query part (row) → key part", part_names, "score"),
         (axes[1], OV, "OV: part → animal score", ANIMALS, "added to the animal's score"),
@@ -1003,7 +1003,7 @@ with ac.student_code("SelfAttention"):
             + f"  ({found[s]} of 4 colours always right)"
         )
 
-    fig, axes = plt.subplots(1, 2, figsize=(8.6, 3.4), layout="constrained")
+    fig, axes = plt.subplots(1, 2, figsize=(8.4, 3.4), layout="constrained")
     for i, dk in enumerate(DK_SWEEP):
         axes[0].plot(
             [i + 0.06 * (s - 1) for s in SEEDS],
