@@ -45,11 +45,11 @@ import time
 from pathlib import Path
 
 import nbformat
-from nbclient import NotebookClient
 
 from course_dev import nbclient_fix, widget_driver
 from course_dev.course import copy_course
 from course_dev.env import use_this_python
+from course_dev.kernel import LiveKernel, stdout
 from course_dev.paths import ROOT, lesson_meta, lessons, solution_path
 
 PARTS = ("notebooks", "grading", "widgets", "memory", "paint")
@@ -88,50 +88,26 @@ def _errors(nb):
     return found
 
 
-def _stdout(outputs):
-    return "".join(o.text for o in outputs if o.output_type == "stream" and o.name == "stdout")
-
-
-def _run_extra(client, nb, source):
-    """Run one more cell in the client's kernel; return its outputs."""
-    nb.cells.append(nbformat.v4.new_code_cell(source))
-    try:
-        return client.execute_cell(nb.cells[-1], len(nb.cells) - 1).outputs
-    finally:
-        nb.cells.pop()
-
-
 def run_notebook(path, timeout=300, after=None, before=None):
     """Execute a notebook headless. Returns {seconds, phases, peak_rss_mib, errors, after}: `seconds`
     covers kernel start, every cell and kernel shutdown (each in `phases`); the peak-memory probe,
-    `before(client, nb)` (run in the new kernel before the first cell) and `after(client, nb)` (run
-    once every cell has run) are not counted."""
-    path = Path(path)
-    nb = nbformat.read(str(path), as_version=4)
-    client = NotebookClient(
-        nb,
-        timeout=timeout,
-        kernel_name="python3",
-        allow_errors=True,
-        resources={"metadata": {"path": str(path.parent)}},
-    )
+    `before(kernel)` (run in the new kernel before the first cell) and `after(kernel)` (run once every
+    cell has run) are not counted."""
     after_result = None
     start = time.perf_counter()
-    with client.setup_kernel(stderr=subprocess.DEVNULL):  # the kernel's own warnings are not the benchmark's
+    with LiveKernel(path, timeout, quiet=True) as kernel:  # the kernel's own warnings are not the benchmark's
         started = time.perf_counter()
         if before is not None:
-            before(client, nb)
+            before(kernel)
             start += time.perf_counter() - started
             started = time.perf_counter()
-        for index, cell in enumerate(nb.cells):
-            if cell.cell_type == "code":
-                client.execute_cell(cell, index)
+        kernel.run_all()
         cells_done = time.perf_counter()
-        errors = _errors(nb)
-        text = _stdout(_run_extra(client, nb, MEMORY_SOURCE)).strip()
+        errors = _errors(kernel.nb)
+        text = stdout(kernel.run(MEMORY_SOURCE)).strip()
         peak = int(text) / 1024 if text.isdigit() else None
         if after is not None:
-            after_result = after(client, nb)
+            after_result = after(kernel)
         shutdown_start = time.perf_counter()
     end = time.perf_counter()
     phases = {"start_s": started - start, "cells_s": cells_done - started, "shutdown_s": end - shutdown_start}
@@ -213,14 +189,12 @@ def bench_memory(names, notebooks, timeout, log):
 
 
 # ----------------------------------------------------------------------------------------- widgets
-def drive_explorers(client, nb, changes, warmup):
-    """In the kernel that ran `nb`: change every explorer's controls `warmup + changes` times."""
-    outputs = _run_extra(
-        client,
-        nb,
+def drive_explorers(kernel, changes, warmup):
+    """In the kernel that ran the notebook: change every explorer's controls `warmup + changes` times."""
+    outputs = kernel.run(
         f"import json\nfrom course_dev.widget_driver import drive\nprint(json.dumps(drive({changes}, {warmup})))",
     )
-    text = _stdout(outputs).strip().splitlines()
+    text = stdout(outputs).strip().splitlines()
     errors = [f"{o.ename}: {o.evalue}" for o in outputs if o.output_type == "error"]
     if errors or not text:
         raise RuntimeError(f"driving the explorers failed: {'; '.join(errors) or 'no output'}")
@@ -262,8 +236,8 @@ def bench_widgets(names, changes, warmup, timeout, log, paths=None):
         result = run_notebook(
             path,
             timeout,
-            before=lambda client, nb: _run_extra(client, nb, widget_driver.RECORD_SOURCE),
-            after=lambda client, nb: drive_explorers(client, nb, changes, warmup),
+            before=lambda kernel: kernel.run(widget_driver.RECORD_SOURCE),
+            after=lambda kernel: drive_explorers(kernel, changes, warmup),
         )
         found = widget_rows(name, result["after"])
         log(f"  widgets: {name}: {len(found)} explorer(s)")
