@@ -801,9 +801,10 @@ widgets.explore(
 with ac.student_code("train_step"):
     steps_needed = {}
     for lr in (0.01, 0.1, 0.3):
-        losses_long, _ = fit_line(lr, 1000)  # losses_long[n]: the loss after n steps
-        arrived = np.nonzero(losses_long <= 1.01 * best_loss)[0]
-        steps_needed[lr] = int(arrived[0]) if arrived.size else None
+        fit, steps = Fit(lr), 0
+        while steps < 1000 and fit.more(steps + 1)[0][-1] > 1.01 * best_loss:  # the loss after `steps` steps
+            steps += 1
+        steps_needed[lr] = steps
     print(
         "SGD, steps until the loss is within 1 % of the least-squares loss: "
         + ", ".join(f"learning rate {lr}: {n} steps" for lr, n in steps_needed.items())
