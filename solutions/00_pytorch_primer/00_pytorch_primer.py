@@ -63,9 +63,9 @@ ac.setup()
 #
 # * **Default precision.** `torch.tensor([1.0, 2.0])` is `float32`; numpy's default is `float64`.
 #   `torch.from_numpy(a)` keeps numpy's `float64` and **shares memory** with `a` (change one, the other
-#   changes). When the two precisions meet, PyTorch is not consistent: element-wise operations (`+`, `-`,
-#   `*`, `/`) silently *promote* the result to `float64`, while a matrix product (`@`) of a `float32` and a
-#   `float64` tensor is an error. Either way, convert one of them yourself with `.float()` or `.double()`,
+#   changes). When the two precisions meet, PyTorch treats operations differently: element-wise ones (`+`,
+#   `-`, `*`, `/`) silently *promote* the result to `float64`, while a matrix product (`@`) of a `float32` and
+#   a `float64` tensor is an error. Either way, convert one of them yourself with `.float()` or `.double()`,
 #   so that you know which precision you get.
 # * **Axis names.** Reductions take `dim=` (numpy calls it `axis=`), e.g. `x.sum(dim=-1)`.
 # * **Back to Python.** `t.item()` turns a one-element tensor into a Python number; `t.numpy()` gives a numpy
@@ -560,7 +560,7 @@ checks.passed("TwoLayerNet")
 # Write `train_step(model, optimizer, x, y)`: one step of the optimiser on the mean squared error
 # between `model(x)` and `y`. It returns the loss **before** the update, as a Python float. The model
 # and optimiser come in freshly made or straight from an earlier `train_step`; the tests call it
-# several times in a row with SGD and with Adam.
+# several times in a row with SGD (with and without momentum) and with Adam, on models with one and two layers.
 #
 # <details><summary>Hint 1: the idea</summary>
 #

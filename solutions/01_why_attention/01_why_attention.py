@@ -165,11 +165,11 @@ _check_rnn_step(np.tile(_h, (4, 1)), np.tile(_x, (4, 1)), _W_h, _W_x, _b, np.til
 _rng = np.random.default_rng(11)  # B = 3, d_h = 5, d_x = 4: all distinct, so no transposed weight slips through
 _h, _x = _rng.standard_normal((3, 5)), _rng.standard_normal((3, 4))
 _W_h, _W_x, _b = _rng.standard_normal((5, 5)), _rng.standard_normal((5, 4)), _rng.standard_normal(5)
-_cell = torch.nn.RNNCell(4, 5).double()  # the reference: PyTorch's RNN cell with our weights injected
-with torch.no_grad():
-    for _weight, _value in zip(_cell.parameters(), (_W_x, _W_h, _b, 0 * _b)):  # weight_ih, weight_hh, two biases
+_rnn_step_hidden_ref = torch.nn.RNNCell(4, 5).double()  # PyTorch's RNN cell with our weights
+with torch.no_grad():  # its parameters: weight_ih, weight_hh and two biases
+    for _weight, _value in zip(_rnn_step_hidden_ref.parameters(), (_W_x, _W_h, _b, 0 * _b)):
         _weight.copy_(torch.as_tensor(_value))
-    _want = _cell(torch.from_numpy(_x), torch.from_numpy(_h)).numpy()
+    _want = _rnn_step_hidden_ref(torch.from_numpy(_x), torch.from_numpy(_h)).numpy()
 _check_rnn_step(_h, _x, _W_h, _W_x, _b, _want, "rnn_step on a batch")
 _check_rnn_step(_h[0], _x[0], _W_h, _W_x, _b, _want[0], "rnn_step on a single state")
 ### END HIDDEN TESTS
@@ -1094,10 +1094,10 @@ print(
 print(f"{'Vaswani et al., RNN':22s}{'O(n · d²)':28s}{'O(n)':34s}O(n)")
 print(f"{'... self-attention':22s}{'O(n² · d)':28s}{'O(1)':34s}O(1)")
 path_per_token = (table[T_table[-1], "rnn_path"] - table[T_table[0], "rnn_path"]) / (T_table[-1] - T_table[0])
+chained = f"Your rnn_run fed every call the previous call's result: {all(f for *_, f in calls)}. " if calls else ""
 print(
-    f"(Your rnn_run fed every call the previous call's result: {all(fed for *_, fed in calls)}. The RNN recorded "
-    + " / ".join(str(table[T, "rnn_ops"]) for T in T_table) + " operations in PyTorch; its path grows by "
-    f"{path_per_token:.0f} operations per token.)"
+    f"({chained}The RNN recorded " + " / ".join(str(table[T, "rnn_ops"]) for T in T_table)
+    + f" operations in PyTorch; its path grows by {path_per_token:.0f} operations per token.)"
 )  # fmt: skip
 
 # %% [markdown]
@@ -1164,7 +1164,8 @@ print(
 # %% [markdown]
 # **Q4 (1 point).** One attention layer reads a sequence of $T$ tokens, and the output at every position
 # is a weighted average over all $T$ tokens of that same sequence (lesson 4 calls this *self*-attention).
-# How many steps does the signal from the first token take to reach the output at the last position?
+# Counting one step per layer, as an RNN counts one step per token, how many steps does the signal from the
+# first token take to reach the output at the last position?
 #
 # * **a** — $T-1$ &nbsp; **b** — $\log_2 T$ &nbsp; **c** — 1 &nbsp; **d** — it depends on $d_k$
 
