@@ -867,7 +867,7 @@ with ac.student_code("train_step"):
         color=plots.color("reference"),
         ls=":",
         lw=1.5,
-        label=rf"$2/\lambda_\mathrm{{max}}$ = {threshold:.3f}",
+        label=f"2/λmax = {threshold:.3f}",
     )
     ax.axhline(1.0, color=plots.color("chance"), lw=0.8, label="no progress (ratio 1)")
     ax.axhline(best_ratio, color=plots.color("reference"), ls="--", lw=1, label="least squares")
@@ -875,7 +875,7 @@ with ac.student_code("train_step"):
     ax.set_xlabel("learning rate η")
     ax.set_ylabel(f"loss after {MAX_STEPS} steps / loss at the start")
     ax.set_title(
-        rf"SGD's loss grows above $2/\lambda_\mathrm{{max}}$ = {threshold:.3f};"
+        f"SGD's loss grows above 2/λmax = {threshold:.3f};"
         f"\nAdam's falls at every learning rate ({MAX_STEPS} steps each)"
     )
     ax.legend(loc="upper left")

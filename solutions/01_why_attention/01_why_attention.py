@@ -657,9 +657,10 @@ print(
 # * **RNN** — your recurrence (in PyTorch, so that it trains), then one linear readout per question from the
 #   final state $h_T$; and the same **RNN with 96 numbers**, a state three times as large;
 # * **GRU** — PyTorch's GRU equations with the same readout;
-# * **RNN + attention** (Bahdanau's design) — the same 32-number RNN as encoder, *all* its states kept; a
-#   decoder state made from $h_T$ and the question scores every encoder state with additive attention, and the
-#   answer is read from the decoder state and the weighted average of the encoder states;
+# * **RNN + attention** (Bahdanau et al.'s design, with a one-way encoder and a one-step decoder) — an RNN of
+#   the same kind, 32 numbers, as encoder, *all* its states kept; a decoder state made from $h_T$ and the
+#   question scores every encoder state with additive attention, and the answer is read from the decoder state
+#   and the weighted average of the encoder states;
 # * **self-attention, one layer** — the question, appended to the sequence, attends to every token and to
 #   itself with the dot-product attention that lessons 2–5 build, then a linear readout.
 #
@@ -668,7 +669,7 @@ print(
 # and models train side by side in one loop (every weight has a leading axis of size 3, one copy per seed).
 #
 # **Claim.** After training, the models that must answer from one state vector recall recent tokens best and
-# distant ones less and less; the same RNN with attention over its states recalls every position.
+# distant ones worse; the same kind of RNN with attention over its states recalls every position.
 
 # %%
 V_RECALL, T_RECALL, SEEDS = 8, 12, 3  # vocabulary, tokens per sequence, seeds trained side by side
@@ -846,8 +847,8 @@ for name, acc in recall.items():
 # than the middle ones). The GRU did no better than the plain RNN in this short training (its curve lies at or
 # below the RNN's): gates help a state keep what it holds, but they give it no more room, 32 numbers for 12
 # tokens. Both attention
-# models answer every question, whatever $k$, and the RNN + attention model does it with *the same* 32-number
-# RNN as the plain RNN: nothing has to survive in $h_T$ alone, because all 12 states are kept and the question
+# models answer every question, whatever $k$, and the RNN + attention model does it with the same kind of
+# 32-number RNN as the plain RNN: nothing has to survive in $h_T$ alone, because all 12 states are kept and the question
 # looks back at the one it needs. The self-attention layer, with the fewest weights of all, needs no
 # recurrence at all. These are short trainings on a small task; longer ones would move the curves, but a model
 # that answers from one state vector still has only that vector's numbers to answer from.
