@@ -39,6 +39,11 @@
 # tensors, autograd and `torch.autograd.functional.jacobian`, which this lesson uses to measure
 # derivatives, and `nn.Linear`-style weights set by hand inside `torch.no_grad()`.
 #
+# > **Minimal path.** Do sections 1 to 3 with both exercises, try the explorer in section 4, and read the claims,
+# > figures and conclusions of 5a and 5b; then the quiz. The code of the experiments (how the models of 5b are
+# > built and trained, how 5c times and 5d counts) may be skimmed on a first pass: the printouts and the
+# > paragraphs under them carry the results. Reading every cell takes about twice as long.
+#
 # **How the notebook works.** Run the cells from top to bottom (Shift-Enter). Cells that start with
 # `# YOUR CODE HERE` are exercises: replace `raise NotImplementedError()` with your code. The cell
 # right after each exercise runs *visible checks*; when grading, hidden checks with other shapes run
