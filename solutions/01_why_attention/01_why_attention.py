@@ -481,7 +481,7 @@ def reference_finals(T, recurrent_scale):
     return states.numpy(), rnn, batch
 
 
-def scale_report(T, recurrent_scale):
+def scale_report(T, recurrent_scale, gradient=True):
     states, rnn, batch = reference_finals(T, recurrent_scale)
     change, unrelated = summarise(states[-1], T)
     far = np.nonzero(change > 0.1)[0]
@@ -490,7 +490,7 @@ def scale_report(T, recurrent_scale):
     jumps = np.maximum(inside[1:] / inside[:-1], inside[:-1] / inside[1:]).max()  # neighbouring distances
     saturated = float((np.abs(states[:, T]) > 0.95).mean())  # along the original sequence
     original = torch.from_numpy(batch[:, T])
-    J = torch.autograd.functional.jacobian(lambda xs: rnn(xs)[0][-1], original)  # (8, T, 8)
+    J = torch.autograd.functional.jacobian(lambda xs: rnn(xs)[0][-1], original) if gradient else None  # (8, T, 8)
     return dict(
         reach=reach,
         n_big=int((change > 1).sum()),
@@ -500,7 +500,7 @@ def scale_report(T, recurrent_scale):
         jumps=float(jumps),
         saturated=saturated,
         beyond=float(np.median(change[reach + 1 :])) if reach + 1 < T else float("nan"),
-        grad_max=float(J.pow(2).sum(dim=(0, 2)).sqrt().max()),
+        grad_max=float(J.pow(2).sum(dim=(0, 2)).sqrt().max()) if gradient else None,
     )
 
 
@@ -518,7 +518,10 @@ for s, r in report.items():
     )
 print(
     "The reach (change > 0.1) at other lengths, scale 1 -> scale 4:",
-    ", ".join(f"T = {T}: {scale_report(T, 1.0)['reach']} -> {scale_report(T, 4.0)['reach']}" for T in (20, 40, 60)),
+    ", ".join(
+        f"T = {T}: {scale_report(T, 1.0, False)['reach']} -> {scale_report(T, 4.0, False)['reach']}"
+        for T in (20, 40, 60)
+    ),
 )
 _, _, _batch, _projections = replacement_setup(T_MAX, 1.0)
 att_far = attention_change(_batch, _projections, T_MAX)[1:]  # every token but the last (the query itself)
@@ -690,6 +693,11 @@ def recall_inputs(tokens):
     return torch.cat(codes, -1)
 
 
+def per_seed(x, W):
+    """Every row of x (S, ..., a) times its own seed's matrix W (S, a, b): (S, ..., b), as one batched product."""
+    return (x.flatten(1, -2) @ W).unflatten(1, x.shape[1:-1])
+
+
 def weight(g, *shape):
     """A trainable weight with one copy per seed, (S, *shape): random, standard deviation 1/sqrt(fan-in)."""
     return (torch.randn(SEEDS, *shape, generator=g) / shape[-2] ** 0.5).requires_grad_()
@@ -701,24 +709,24 @@ def zeros(*shape):
 
 def rnn_states(p, x):
     """Your RNN step, h = tanh(x W_x + h W_h + b), over the T axis for every seed and sequence: (S, n, T, d)."""
-    xw = x @ p["W_x"][:, None] + p["b"][:, None, None]  # every input's part at once: it does not wait for h
+    xw = per_seed(x, p["W_x"]) + p["b"][:, None, None]  # every input's part at once: it does not wait for h
     h, states = torch.zeros(xw[:, :, 0].shape), []
-    for t in range(x.shape[2]):
-        h = torch.tanh(xw[:, :, t] + h @ p["W_h"])
+    for xw_t in xw.unbind(2):
+        h = torch.tanh(torch.baddbmm(xw_t, h, p["W_h"]))  # xw_t + h @ W_h, in one operation
         states.append(h)
     return torch.stack(states, 2)
 
 
 def gru_last_state(p, x):
     """PyTorch's GRU equations over the T axis: the final state (S, n, d)."""
-    xw = x @ p["W_x"][:, None] + p["b"][:, None, None]  # (S, n, T, 3d): update gate, reset gate, candidate
+    xw = per_seed(x, p["W_x"]) + p["b"][:, None, None]  # (S, n, T, 3d): update gate, reset gate, candidate
     d = p["W_h"].shape[1]
     h = torch.zeros(xw[:, :, 0, :d].shape)
-    for t in range(x.shape[2]):
+    for xw_t in xw.unbind(2):
         hw = h @ p["W_h"]
-        z, r = torch.sigmoid(xw[:, :, t, : 2 * d] + hw[..., : 2 * d]).chunk(2, -1)  # gates between 0 and 1
-        candidate = torch.tanh(xw[:, :, t, 2 * d :] + r * hw[..., 2 * d :])
-        h = z * h + (1 - z) * candidate  # where z is close to 1, the unit keeps its value
+        z, r = torch.sigmoid(xw_t[..., : 2 * d] + hw[..., : 2 * d]).chunk(2, -1)  # gates between 0 and 1
+        candidate = torch.tanh(torch.addcmul(xw_t[..., 2 * d :], r, hw[..., 2 * d :]))
+        h = torch.lerp(candidate, h, z)  # z h + (1 - z) candidate: where z is close to 1, the unit keeps its value
     return h
 
 
@@ -742,9 +750,9 @@ def make_bahdanau(g, d=32, d_att=16):
 def bahdanau_logits(p, tokens):
     H = rnn_states(p, recall_inputs(tokens))  # (S, n, T, d): every encoder state is kept
     s = torch.tanh((QUESTIONS @ p["W_q"])[:, None] + (H[:, :, -1] @ p["W_s"])[:, :, None])  # (S, n, k, d)
-    hidden = torch.tanh((s @ p["W_a"][:, None])[:, :, :, None] + (H @ p["U_a"][:, None])[:, :, None])
-    alpha = (hidden @ p["v_a"][:, None, None])[..., 0].softmax(-1)  # (S, n, k, T): weights over the states
-    return torch.cat([s, alpha @ H], -1) @ p["W_out"][:, None] + p["b_out"][:, None, None]
+    hidden = torch.tanh(per_seed(s, p["W_a"])[:, :, :, None] + per_seed(H, p["U_a"])[:, :, None])
+    alpha = per_seed(hidden, p["v_a"])[..., 0].softmax(-1)  # (S, n, k, T): weights over the states
+    return per_seed(torch.cat([s, alpha @ H], -1), p["W_out"]) + p["b_out"][:, None, None]
 
 
 def make_attention(g, d=32):
@@ -756,11 +764,11 @@ def attention_logits(p, tokens):
     """The question, appended to the sequence, attends to the T tokens and to itself."""
     x = recall_inputs(tokens)  # (S, n, T, N_IN)
     q, k_self, v_self = (QUESTIONS @ p[w] for w in ("W_Q", "W_K", "W_V"))  # (S, k, d): one per question
-    K, V = x @ p["W_K"][:, None], x @ p["W_V"][:, None]  # (S, n, T, d)
+    K, V = per_seed(x, p["W_K"]), per_seed(x, p["W_V"])  # (S, n, T, d)
     own = (q * k_self).sum(-1)[:, None, :, None].expand(-1, x.shape[1], -1, 1)  # each question's own key
     alpha = (torch.cat([q[:, None] @ K.transpose(-1, -2), own], -1) / q.shape[-1] ** 0.5).softmax(-1)
     out = alpha[..., :-1] @ V + alpha[..., -1:] * v_self[:, None]  # (S, n, k, d)
-    return out @ p["W_out"][:, None] + p["b_out"][:, None, None]
+    return per_seed(out, p["W_out"]) + p["b_out"][:, None, None]
 
 
 RECALL_MODELS = {  # name -> (make the weights, logits (S, n, k, V) from tokens (S, n, T))

@@ -128,7 +128,7 @@ assert 0.5 < att_trend < 2, att_trend  # no trend with distance
 one, four = report[1.0], report[4.0]
 assert four["saturated"] > 0.5 > one["saturated"] and four["reach"] > one["reach"]
 assert four["largest"] > 0.3 * four["unrelated"] and four["jumps"] > 10 * one["jumps"] and four["beyond"] < 0.01
-assert len({scale_report(T, 4.0)["reach"] for T in (20, 40, 60)}) == 3  # the reach changes with T
+assert len({scale_report(T, 4.0, False)["reach"] for T in (20, 40, 60)}) == 3  # the reach changes with T
 assert 0.3 < four["grad_max"] < 3  # "of the order of 1"
 # 5a: geometric decay at PyTorch's initialisation, along a nearly straight line; attention within a small factor
 _fit = np.polyfit(distance, np.log(rnn_sens), 1, full=True)
