@@ -213,8 +213,6 @@ def test_figures_reach_every_reader_in_jupyterlab_and_html(solved, reading_lab, 
 
 # Lessons whose CLAIMS are being written (issue 22); the lead removes each as its lesson lands.
 CLAIMS_TO_WRITE = {
-    "00_pytorch_primer",
-    "01_why_attention",
     "08_residual_layernorm",
     "09_tiny_transformer",
     "10_causal_decoder",

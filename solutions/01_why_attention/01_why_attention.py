@@ -28,12 +28,21 @@
 # 2. explain why the whole input must squeeze through one fixed-size vector;
 # 3. measure how the influence of token $t$ on the final state fades with distance, and explain it
 #    with the chain rule;
-# 4. say in one sentence what attention does differently — and see that its influence does not fade;
-# 5. measure what it costs that an RNN's $T$ steps must run one after another, and what attention costs instead.
+# 4. say in one sentence what attention does differently — and see that its influence does not fade with
+#    distance;
+# 5. train an RNN, a gated RNN (GRU), an RNN with attention and a self-attention layer on the same memory task,
+#    and read from the results what one fixed-size state costs;
+# 6. measure what it costs that an RNN's $T$ steps must run one after another, and what attention costs
+#    instead, and fill in the table that motivated the Transformer with your own measurements.
 #
 # **You need:** numpy arrays and matrix products (`A @ B`). From **lesson 0** (the PyTorch primer):
 # tensors, autograd and `torch.autograd.functional.jacobian`, which this lesson uses to measure
 # derivatives, and `nn.Linear`-style weights set by hand inside `torch.no_grad()`.
+#
+# > **Minimal path.** Do sections 1 to 3 with both exercises, try the explorer in section 4, and read the claims,
+# > figures and conclusions of 5a and 5b; then the quiz. The code of the experiments (how the models of 5b are
+# > built and trained, how 5c times and 5d counts) may be skimmed on a first pass: the printouts and the
+# > paragraphs under them carry the results. Reading every cell takes about twice as long.
 #
 # **How the notebook works.** Run the cells from top to bottom (Shift-Enter). Cells that start with
 # `# YOUR CODE HERE` are exercises: replace `raise NotImplementedError()` with your code. The cell
@@ -42,11 +51,13 @@
 
 # %%
 import time
+from collections import deque
 
 import matplotlib.pyplot as plt
 import numpy as np
 import torch
 import torch.nn.functional as F
+from torch.utils.flop_counter import FlopCounterMode
 
 import attention_course as ac
 from attention_course import checks, data, plots, widgets
@@ -94,10 +105,22 @@ print(
 # and inputs stored as row vectors. It must work for a single state `h` of shape `(d_h,)` with `x` of
 # shape `(d_x,)`, and for a batch: `h` of shape `(B, d_h)` with `x` of shape `(B, d_x)`, one new state per row.
 #
-# <details><summary>Hint</summary>
+# <details><summary>Hint 1: the idea</summary>
 #
-# For row vectors, $W_h h$ is `h @ W_h.T` (and likewise for $W_x x$); this works for one vector and for a
-# batch of rows alike. `np.tanh` applies $\tanh$ entry by entry.
+# The maths writes $W_h h$ for a *column* vector $h$. The code stores states as *rows*, one per sequence of a
+# batch, so each product has to be written for rows: which side of the product does `h` go on, and what
+# happens to $W_h$?
+# </details>
+#
+# <details><summary>Hint 2: a first step</summary>
+#
+# For a row vector, $W_h h$ is `h @ W_h.T`: shapes `(B, d_h) @ (d_h, d_h) -> (B, d_h)`, and the same line works
+# for a single state of shape `(d_h,)`. `W_h @ h` works only for a single state.
+# </details>
+#
+# <details><summary>Hint 3: the calls</summary>
+#
+# Write $W_x x$ the same way, add `b` (it broadcasts over the rows), and squash the sum with `np.tanh`.
 # </details>
 
 
@@ -116,59 +139,44 @@ def rnn_step(h, x, W_h, W_x, b):
 
 
 # %% tests="rnn-step-tests" points=2
-# Visible checks: a worked example you can verify by hand, then shapes.
-_h = np.array([0.5, -1.0])
-_x = np.array([1.0, 0.0, 2.0])
-_W_h = np.array([[1.0, 0.0], [2.0, 1.0]])
-_W_x = np.array([[0.0, 1.0, 0.0], [1.0, 0.0, 0.5]])
-_b = np.array([0.1, -0.2])
-# W_h h = [0.5, 0.0]; W_x x = [0.0, 2.0]; + b  ->  [0.6, 1.8]; then tanh
-_mistakes = {  # what some common slips give on this example
-    "tanh is missing: squash the sum with np.tanh.": [0.6, 1.8],
-    "the bias b is missing.": np.tanh([0.5, 2.0]),
-    "W_h is used without the transpose: for row vectors W_h h is written h @ W_h.T.": np.tanh([-1.4, 0.8]),
-    "the previous state h is ignored.": np.tanh([0.1, 1.8]),
-    "use tanh, not the logistic sigmoid.": 1 / (1 + np.exp(-np.array([0.6, 1.8]))),
-}
-checks.expect_close(
-    checks.call(rnn_step, _h, _x, _W_h, _W_x, _b),
-    np.tanh([0.6, 1.8]),
-    "rnn_step on the worked example",
-    mistakes=_mistakes,
-)
-_out = rnn_step(np.zeros((4, 2)), np.ones((4, 3)), _W_h, _W_x, _b)
-checks.expect_shape(_out, (4, 2), "rnn_step for a batch of 4 states")
-checks.expect(np.abs(_out).max() < 1, "every entry of the new state must lie in (-1, 1): did you apply tanh?")
-
-
-### BEGIN HIDDEN TESTS
-def _rnn_step_hidden():
-    rng = np.random.default_rng(11)
-    B, dh, dx = 3, 5, 4  # all sizes distinct, so a transposed weight cannot slip through
-    h, x = rng.standard_normal((B, dh)), rng.standard_normal((B, dx))
-    W_h, W_x, b = rng.standard_normal((dh, dh)), rng.standard_normal((dh, dx)), rng.standard_normal(dh)
-    cell = torch.nn.RNNCell(dx, dh, nonlinearity="tanh").double()
-    with torch.no_grad():  # the reference: PyTorch's RNN cell with our weights injected
-        cell.weight_hh.copy_(torch.from_numpy(W_h))
-        cell.weight_ih.copy_(torch.from_numpy(W_x))
-        cell.bias_ih.copy_(torch.from_numpy(b))
-        cell.bias_hh.zero_()
-        want = cell(torch.from_numpy(x), torch.from_numpy(h)).numpy()
+def _check_rnn_step(h, x, W_h, W_x, b, want, what):
+    """Your rnn_step(h, x, W_h, W_x, b) against `want`, naming the usual mistakes."""
+    try:
+        out = checks.call(rnn_step, h, x, W_h, W_x, b)
+    except ValueError as error:  # numpy refuses a product whose shapes do not fit, e.g. W_h @ h for a batch of rows
+        raise AssertionError(
+            f"{what}: the shapes of a product do not fit (numpy: {str(error)[:50]}…). States and inputs are rows: "
+            "W_h h is h @ W_h.T and W_x x is x @ W_x.T. (W_h @ h works for a single state, not for a batch (B, d_h).)"
+        ) from None
     pre = h @ W_h.T + x @ W_x.T + b
-    mistakes = {
-        "tanh is missing: the new state must be squashed with np.tanh.": pre,
+    checks.expect_close(out, want, what, mistakes={
+        "tanh is missing: squash the sum with np.tanh.": pre,
         "the bias b is missing.": np.tanh(pre - b),
         "W_h is used without the transpose: for row vectors W_h h is written h @ W_h.T.": np.tanh(
-            h @ W_h + x @ W_x.T + b
-        ),
-        "use tanh, not the logistic sigmoid.": 1 / (1 + np.exp(-pre)),
+            h @ W_h + x @ W_x.T + b),
         "the previous state h is ignored.": np.tanh(x @ W_x.T + b),
-    }
-    checks.expect_close(rnn_step(h, x, W_h, W_x, b), want, "rnn_step on a batch", mistakes=mistakes)
-    checks.expect_close(rnn_step(h[0], x[0], W_h, W_x, b), want[0], "rnn_step on a single state", mistakes=mistakes)
+        "use tanh, not the logistic sigmoid.": 1 / (1 + np.exp(-pre)),
+    })  # fmt: skip
 
 
-_rnn_step_hidden()
+# Visible checks: a worked example you can verify by hand (W_h h = [0.5, 0.0]; W_x x = [0.0, 2.0]; + b gives
+# [0.6, 1.8]; then tanh), and the same step for a batch of 4 states, one per row.
+_h, _x, _b = np.array([0.5, -1.0]), np.array([1.0, 0.0, 2.0]), np.array([0.1, -0.2])
+_W_h, _W_x = np.array([[1.0, 0.0], [2.0, 1.0]]), np.array([[0.0, 1.0, 0.0], [1.0, 0.0, 0.5]])
+_check_rnn_step(_h, _x, _W_h, _W_x, _b, np.tanh([0.6, 1.8]), "rnn_step on the worked example")
+_check_rnn_step(np.tile(_h, (4, 1)), np.tile(_x, (4, 1)), _W_h, _W_x, _b, np.tile(np.tanh([0.6, 1.8]), (4, 1)),
+                "rnn_step on a batch of 4 copies of the worked example")  # fmt: skip
+### BEGIN HIDDEN TESTS
+_rng = np.random.default_rng(11)  # B = 3, d_h = 5, d_x = 4: all distinct, so no transposed weight slips through
+_h, _x = _rng.standard_normal((3, 5)), _rng.standard_normal((3, 4))
+_W_h, _W_x, _b = _rng.standard_normal((5, 5)), _rng.standard_normal((5, 4)), _rng.standard_normal(5)
+_rnn_step_hidden_ref = torch.nn.RNNCell(4, 5).double()  # PyTorch's RNN cell with our weights
+with torch.no_grad():  # its parameters: weight_ih, weight_hh and two biases
+    for _weight, _value in zip(_rnn_step_hidden_ref.parameters(), (_W_x, _W_h, _b, 0 * _b)):
+        _weight.copy_(torch.as_tensor(_value))
+    _want = _rnn_step_hidden_ref(torch.from_numpy(_x), torch.from_numpy(_h)).numpy()
+_check_rnn_step(_h, _x, _W_h, _W_x, _b, _want, "rnn_step on a batch")
+_check_rnn_step(_h[0], _x[0], _W_h, _W_x, _b, _want[0], "rnn_step on a single state")
 ### END HIDDEN TESTS
 checks.passed("rnn_step")
 
@@ -182,10 +190,20 @@ checks.passed("rnn_step")
 # last row is the final state $h_T$; `h0` itself is not included). The state after each token is what
 # your `rnn_step` computes from the state before it and that token.
 #
-# <details><summary>Hint</summary>
+# <details><summary>Hint 1: the idea</summary>
 #
-# Start with `h = h0`; for every row `x` of `xs`, replace `h` by `rnn_step(h, x, W_h, W_x, b)` and keep it
-# in a list; `np.stack` the list at the end.
+# Each step needs the state the previous step produced, so the steps run one after another in a loop over the
+# tokens, and the state is carried from one iteration to the next.
+# </details>
+#
+# <details><summary>Hint 2: a first step</summary>
+#
+# Start with `h = h0` and an empty list; inside `for x in xs:`, the new state replaces `h`.
+# </details>
+#
+# <details><summary>Hint 3: the calls</summary>
+#
+# `h = rnn_step(h, x, W_h, W_x, b)`, keep each `h` in the list, and `np.stack` the list at the end.
 # </details>
 
 
@@ -202,82 +220,46 @@ def rnn_run(xs, h0, W_h, W_x, b):
 
 
 # %% tests="rnn-run-tests" points=2
-# Visible checks: shapes, the first step, and that the state is carried from step to step. These call your
-# rnn_run with PyTorch's RNN cell in place of your `rnn_step`, so that a mistake in exercise 1.1 costs
-# points only there (your rnn_step was checked above).
-def _reference_rnn_step(h, x, W_h, W_x, b):
-    cell = torch.nn.RNNCell(W_x.shape[1], W_h.shape[0], nonlinearity="tanh").double()
+# These checks call your rnn_run with PyTorch's RNN cell in place of your `rnn_step`, so that a mistake in
+# exercise 1.1 costs points only there (your rnn_step was checked above).
+def _torch_rnn(module, W_h, W_x, b):
+    """PyTorch's nn.RNNCell(...) or nn.RNN(...) in float64 with our weights: the reference."""
+    module = module.double()
     with torch.no_grad():
-        for weight, value in ((cell.weight_hh, W_h), (cell.weight_ih, W_x), (cell.bias_ih, b)):
+        for weight, value in zip(module.parameters(), (W_x, W_h, b, 0 * b)):  # weight_ih, weight_hh, two biases
             weight.copy_(torch.as_tensor(np.asarray(value, dtype=float)))
-        cell.bias_hh.zero_()
-        return cell(torch.as_tensor(np.asarray(x, dtype=float)), torch.as_tensor(np.asarray(h, dtype=float))).numpy()
+    return lambda *inputs: module(*(torch.as_tensor(np.asarray(i, dtype=float)) for i in inputs))
 
 
-_rnn_run = checks.with_references(rnn_run, rnn_step=_reference_rnn_step)
-_rng = np.random.default_rng(0)
-_xs, _h0 = _rng.standard_normal((5, 3)), np.array([0.5, -0.25])
-_H = checks.call(_rnn_run, _xs, _h0, _W_h, _W_x, _b)
-checks.expect_shape(_H, (5, 2), "rnn_run on 5 tokens with d_h = 2")
-_first = _reference_rnn_step(_h0, _xs[0], _W_h, _W_x, _b)  # the state after token 0
-checks.expect(
-    not (checks.is_close(_H[-1], _first) and not checks.is_close(_H[0], _first)),
-    "the states come out in reverse order: row t must be the state after token t.",
-)
-checks.expect_close(
-    _H[0],
-    _first,
-    "the first row (state after token 0)",
-    mistakes={
-        "the tokens are read back to front: read xs in order.": _reference_rnn_step(_h0, _xs[-1], _W_h, _W_x, _b),
-        "the start state h0 is ignored: the first step starts from h0, not from zeros.": _reference_rnn_step(
-            np.zeros(2), _xs[0], _W_h, _W_x, _b
-        ),
-    },
-)
-checks.expect_close(
-    _H[1],
-    _reference_rnn_step(_H[0], _xs[1], _W_h, _W_x, _b),
-    "the second row (state after token 1)",
-    mistakes={
-        "every step starts from h0: carry the new state into the next step.": _reference_rnn_step(
-            _h0, _xs[1], _W_h, _W_x, _b
-        )
-    },
-)
+def _reference_rnn_step(h, x, W_h, W_x, b):
+    return _torch_rnn(torch.nn.RNNCell(W_x.shape[1], W_h.shape[0]), W_h, W_x, b)(x, h).detach().numpy()
 
 
-### BEGIN HIDDEN TESTS
-def _rnn_run_hidden():
-    rng = np.random.default_rng(12)
-    T, dh, dx = 7, 5, 4
-    xs, h0 = rng.standard_normal((T, dx)), rng.standard_normal(dh)
-    W_h, W_x, b = 0.5 * rng.standard_normal((dh, dh)), rng.standard_normal((dh, dx)), rng.standard_normal(dh)
-    rnn = torch.nn.RNN(dx, dh, nonlinearity="tanh").double()
-    with torch.no_grad():
-        rnn.weight_hh_l0.copy_(torch.from_numpy(W_h))
-        rnn.weight_ih_l0.copy_(torch.from_numpy(W_x))
-        rnn.bias_ih_l0.copy_(torch.from_numpy(b))
-        rnn.bias_hh_l0.zero_()
-        want = rnn(torch.from_numpy(xs), torch.from_numpy(h0)[None])[0].numpy()  # (T, dh)
-        backwards = rnn(torch.from_numpy(xs[::-1].copy()), torch.from_numpy(h0)[None])[0].numpy()
-    step = lambda h, x: np.tanh(h @ W_h.T + x @ W_x.T + b)
-    mistakes = {
-        "every step starts from h0: carry the new state into the next step.": np.stack([step(h0, x) for x in xs]),
-        "the tokens are read back to front: read xs in order.": backwards,
+def _check_rnn_run(xs, h0, W_h, W_x, b, what):
+    """Your rnn_run against PyTorch's nn.RNN with the same weights (all states), naming the usual mistakes."""
+    rnn = _torch_rnn(torch.nn.RNN(W_x.shape[1], W_h.shape[0]), W_h, W_x, b)
+    states = lambda xs, h0: rnn(xs.copy(), h0[None])[0].detach().numpy()
+    want = states(xs, h0)
+    out = checks.call(checks.with_references(rnn_run, rnn_step=_reference_rnn_step), xs, h0, W_h, W_x, b)
+    checks.expect_close(out, want, what, mistakes={
+        "every step starts from h0: carry the new state into the next step.": np.concatenate(
+            [states(x[None], h0) for x in xs]),
+        "the tokens are read back to front: read xs in order.": states(xs[::-1], h0),
         "the states come out in reverse order: row t must be the state after token t.": want[::-1],
-        "the start state h0 is ignored: the first step starts from h0, not from zeros.": rnn(
-            torch.from_numpy(xs), torch.zeros(1, dh, dtype=torch.float64)
-        )[0]
-        .detach()
-        .numpy(),
-    }
-    checks.expect_close(_rnn_run(xs, h0, W_h, W_x, b), want, f"rnn_run on {T} tokens", mistakes=mistakes)
-    one = _rnn_run(xs[:1], h0, W_h, W_x, b)
-    checks.expect_shape(one, (1, dh), "rnn_run on a single token")
+        "the start state h0 is ignored: the first step starts from h0, not from zeros.": states(xs, 0 * h0),
+    })  # fmt: skip
 
 
-_rnn_run_hidden()
+# Visible checks: 5 tokens with d_x = 3, d_h = 2.
+_rng = np.random.default_rng(0)
+_xs, _h0, _b = _rng.standard_normal((5, 3)), np.array([0.5, -0.25]), np.array([0.1, -0.2])
+_W_h, _W_x = np.array([[1.0, 0.0], [2.0, 1.0]]), np.array([[0.0, 1.0, 0.0], [1.0, 0.0, 0.5]])
+_check_rnn_run(_xs, _h0, _W_h, _W_x, _b, "rnn_run on 5 tokens with d_h = 2")
+### BEGIN HIDDEN TESTS
+_rng = np.random.default_rng(12)  # T = 7, d_h = 5, d_x = 4
+_xs, _h0, _W_h = _rng.standard_normal((7, 4)), _rng.standard_normal(5), 0.5 * _rng.standard_normal((5, 5))
+_check_rnn_run(_xs, _h0, _W_h, _rng.standard_normal((5, 4)), _rng.standard_normal(5), "rnn_run on 7 tokens")
+_check_rnn_run(_xs[:1], _h0, _W_h, _rng.standard_normal((5, 4)), _rng.standard_normal(5), "rnn_run on a single token")
 ### END HIDDEN TESTS
 checks.passed("rnn_run")
 
@@ -286,7 +268,8 @@ checks.passed("rnn_run")
 #
 # Whatever the length of the text, everything the RNN knows about it when it reaches the end sits
 # in the final state $h_T$: $d_h$ numbers. A translation model built this way (an *encoder–decoder*
-# RNN) had to start writing the translation from that one vector. Let us run your RNN over texts of
+# RNN) had to start writing the translation from that one vector (section 5b shows how attention was first
+# added to such a model). Let us run your RNN over texts of
 # growing length and count.
 
 # %%
@@ -369,14 +352,17 @@ print(
 # does the final state change? It runs **your** `rnn_step` on a whole batch of sequences at once
 # (sequence $t$ has token $t$ replaced, one more is the original, and 32 pairs are unrelated random texts)
 # and plots, for every position, the distance between the changed and the original final state, against
-# the distance of the replaced token from the end. It does the same for one attention layer with random projections (its output at the last
-# position). The dashed line is how far apart the final states of two *unrelated* random texts end up,
+# the distance of the replaced token from the end. It does the same for one attention layer with random
+# projections (its output at the last position). The dashed line is how far apart the final states of two *unrelated* random texts end up,
 # averaged over 32 pairs: a change that large means the replaced token rewrote the summary. Changes
 # below $10^{-16}$ (rounding level) are drawn at $10^{-16}$.
 #
 # * **T** — the sequence length;
-# * **recurrent scale** — multiplies $W_h$ (1 is a standard random initialisation; larger values make
-#   every step stretch more).
+# * **recurrent scale** — multiplies $W_h$. At scale 1 the entries of $W_h$ are drawn from a normal
+#   distribution with standard deviation $1/\sqrt{d}$, a common choice that keeps $W_h h$ about as long as
+#   $h$. PyTorch's `nn.RNN` draws them uniformly between $-1/\sqrt{d}$ and $1/\sqrt{d}$ instead, a standard
+#   deviation of $1/\sqrt{3d}$: that is scale 0.58 here (the cell after the explorer measures it). Larger
+#   scales make every step stretch more.
 #
 # Sliders redraw when released; you can also click the number and type a value.
 
@@ -421,10 +407,10 @@ class ReplacementView(widgets.View):
 
     def build(self, T, recurrent_scale):
         fig, ax = plt.subplots(figsize=(7.0, 3.5), layout="constrained")
-        (self.rnn_line,) = ax.semilogy([], [], "o-", ms=3, color=plots.COLORS[0], label="your RNN (rnn_step)")
-        (self.att_line,) = ax.semilogy([], [], "s-", ms=3, color=plots.COLORS[1], label="one attention layer")
+        (self.rnn_line,) = ax.semilogy([], [], "o-", ms=3, color=plots.color("rnn"), label="your RNN (rnn_step)")
+        (self.att_line,) = ax.semilogy([], [], "s-", ms=3, color=plots.color("attention"), label="one attention layer")
         (self.unrelated_line,) = ax.semilogy(
-            [-1, T_MAX], [1, 1], "--", lw=1, color=plots.COLORS[0], label="RNN: two unrelated texts"
+            [-1, T_MAX], [1, 1], "--", lw=1, color=plots.color("rnn"), label="RNN: two unrelated texts"
         )
         ax.set_xlim(-1, T_MAX)
         ax.set_ylim(FLOOR / 3, 1e5)
@@ -471,11 +457,14 @@ widgets.explore(
 
 # %% [markdown]
 # **Things to try.** With scale 1, how many tokens back does a replacement still change the final state
-# by more than 0.1 (the title says)? By more than $10^{-3}$? Then push the scale to 4. Attention's curve
-# scatters around one level and shows no trend with distance, however far back the replaced token is.
+# by more than 0.1 (the title says)? By more than $10^{-3}$? Then push the scale to 4. Watch attention's
+# curve too: it jumps up and down from token to token, because each replaced token changes its own score and
+# value by a different random amount (at $T = 60$ the changes span a factor of several hundred), but it has
+# no trend with distance: on average a token far back moves the output as much as a recent one.
 #
 # The cell below measures what the explorer shows at scales 1 and 4, with PyTorch's `nn.RNN` (our weights
-# copied in) in place of your `rnn_step`, on exactly the explorer's inputs.
+# copied in) in place of your `rnn_step`, on exactly the explorer's inputs, and measures PyTorch's own
+# initialisation on the same scale.
 
 
 # %%
@@ -492,7 +481,7 @@ def reference_finals(T, recurrent_scale):
     return states.numpy(), rnn, batch
 
 
-def scale_report(T, recurrent_scale):
+def scale_report(T, recurrent_scale, gradient=True):
     states, rnn, batch = reference_finals(T, recurrent_scale)
     change, unrelated = summarise(states[-1], T)
     far = np.nonzero(change > 0.1)[0]
@@ -501,7 +490,7 @@ def scale_report(T, recurrent_scale):
     jumps = np.maximum(inside[1:] / inside[:-1], inside[:-1] / inside[1:]).max()  # neighbouring distances
     saturated = float((np.abs(states[:, T]) > 0.95).mean())  # along the original sequence
     original = torch.from_numpy(batch[:, T])
-    J = torch.autograd.functional.jacobian(lambda xs: rnn(xs)[0][-1], original)  # (8, T, 8)
+    J = torch.autograd.functional.jacobian(lambda xs: rnn(xs)[0][-1], original) if gradient else None  # (8, T, 8)
     return dict(
         reach=reach,
         n_big=int((change > 1).sum()),
@@ -511,7 +500,7 @@ def scale_report(T, recurrent_scale):
         jumps=float(jumps),
         saturated=saturated,
         beyond=float(np.median(change[reach + 1 :])) if reach + 1 < T else float("nan"),
-        grad_max=float(J.pow(2).sum(dim=(0, 2)).sqrt().max()),
+        grad_max=float(J.pow(2).sum(dim=(0, 2)).sqrt().max()) if gradient else None,
     )
 
 
@@ -529,7 +518,22 @@ for s, r in report.items():
     )
 print(
     "The reach (change > 0.1) at other lengths, scale 1 -> scale 4:",
-    ", ".join(f"T = {T}: {scale_report(T, 1.0)['reach']} -> {scale_report(T, 4.0)['reach']}" for T in (20, 40, 60)),
+    ", ".join(
+        f"T = {T}: {scale_report(T, 1.0, False)['reach']} -> {scale_report(T, 4.0, False)['reach']}"
+        for T in (20, 40, 60)
+    ),
+)
+_, _, _batch, _projections = replacement_setup(T_MAX, 1.0)
+att_far = attention_change(_batch, _projections, T_MAX)[1:]  # every token but the last (the query itself)
+att_span = att_far.max() / att_far.min()
+att_trend = np.median(att_far[len(att_far) // 2 :]) / np.median(att_far[: len(att_far) // 2])
+print(
+    f"Attention at T = {T_MAX}: the changes span a factor of {att_span:.0f} from token to token; the median change "
+    f"of the farther half of the tokens is {att_trend:.2f}× that of the nearer half."
+)
+torch_scale = torch.nn.RNN(256, 256).weight_hh_l0.std().item() * 256**0.5  # std(W_h) in units of 1/sqrt(d)
+print(
+    f"PyTorch's nn.RNN(256, 256) draws W_h with a standard deviation of {torch_scale:.3f}/√d: scale {torch_scale:.2f}."
 )
 
 
@@ -555,12 +559,13 @@ print(
 # %% [markdown]
 # ## 5. Experiment: forgetting and waiting, measured
 #
-# ### 5a. Influence against distance
+# ### 5a. Influence against distance, at initialisation
 #
-# **Claim.** In an RNN the influence of token $t$ on the last state falls geometrically with the distance;
-# in attention it does not depend on the distance. We measure both derivatives with PyTorch's autograd:
-# an RNN (`torch.nn.RNN`, the same recurrence as yours, with PyTorch's default random initialisation) and
-# one attention layer with random projections, averaged over 20 random draws of weights and inputs.
+# **Claim.** In a randomly initialised RNN, the influence of token $t$ on the last state falls geometrically
+# with the distance; in a randomly initialised attention layer it shows no trend with distance. We measure
+# both derivatives with PyTorch's autograd: an RNN (`torch.nn.RNN`, the same recurrence as yours, with
+# PyTorch's default random initialisation, scale 0.58 in the explorer's terms) and one attention layer with
+# random projections, averaged over 20 random draws of weights and inputs.
 
 
 # %%
@@ -598,12 +603,15 @@ per_step = rnn_ratio ** (1 / (T_exp - 1))  # geometric mean shrink factor per st
 att_spread = att_sens[:-1].max() / att_sens[:-1].min()
 
 fig, ax = plt.subplots(figsize=(6.8, 3.7), layout="constrained")
-ax.semilogy(distance, rnn_sens, "o-", color=plots.COLORS[0], ms=3, label="RNN: ‖∂h_T / ∂x_t‖")
-ax.semilogy(distance, att_sens, "s-", color=plots.COLORS[1], ms=3, label="attention: ‖∂o_T / ∂x_t‖")
+ax.semilogy(distance, rnn_sens, "o-", color=plots.color("rnn"), ms=3, label="RNN: ‖∂h_T / ∂x_t‖")
+ax.semilogy(distance, att_sens, "s-", color=plots.color("attention"), ms=3, label="attention: ‖∂o_T / ∂x_t‖")
 ax.set_xlabel("distance from the last token, T − 1 − t")
 ax.set_ylabel("sensitivity (log scale)")
-ax.set_title(f"Influence of token t on the last output (T = {T_exp}, d = {d_exp}, mean of {draws} draws)")
-ax.legend()
+ax.set_title(
+    f"At initialisation the RNN's sensitivity shrinks {per_step:.2f}-fold per token;\n"
+    f"attention's has no trend with distance (T = {T_exp}, d = {d_exp}, mean of {draws} draws)"
+)
+ax.legend(loc="lower left")
 plots.show(
     fig,
     name="01_sensitivity",
@@ -628,21 +636,249 @@ print(
 # %% [markdown]
 # In the RNN, influence falls by many orders of magnitude over a few dozen tokens, along a nearly straight
 # line on the log scale: a geometric decay, as the chain rule predicted. Attention's stays within a small
-# factor. Notice that the attention layer did not get "better weights": it has a *shorter path*, one step
+# factor (this curve is an average over 20 draws; a single draw jumps from token to token, as in the
+# explorer). Notice that the attention layer did not get "better weights": it has a *shorter path*, one step
 # from every token to every output.
 #
-# ### 5b. Waiting: an RNN's steps against one matrix product
+# But these are random weights. The explorer showed that the decay depends on the scale of $W_h$, and
+# training changes the weights: could a trained RNN learn to keep its early tokens? The next experiment
+# trains one.
 #
-# **Claim.** An RNN's running time grows roughly in proportion to $T$, even when the loop runs in compiled code,
-# because step $t$ needs the result of step $t-1$. One matrix product doing the *same arithmetic* for
-# all tokens at once is far faster. Attention does *more* arithmetic than the RNN once $T > d$, about
-# $2T^2d$ multiply-adds against the RNN's $2Td^2$, yet it too is made of a few large products with no step
-# waiting for another.
+# ### 5b. After training: which token was $k$ steps back?
 #
-# We time, on one CPU thread with $d = 64$ (the best of 3 to 5 runs): PyTorch's `nn.RNN` over $T$ tokens (its loop
-# is written in C++); one product `X @ W` with `X` of shape `(T, 64)` and `W` of shape `(64, 128)`, which
-# is exactly the RNN's $2Td^2$ multiply-adds; and one attention layer, `F.scaled_dot_product_attention`
-# of the sequence with itself.
+# Vanilla RNNs were found hard to train on tasks that need a token from far back, and this led to *gated*
+# RNNs: the LSTM (Hochreiter and Schmidhuber, 1997) and the simpler GRU (Cho et al., 2014) add gates,
+# learned numbers between 0 and 1 that decide at every step how much of each unit of the state to keep and how
+# much to overwrite, so that a unit can carry a token unchanged over many steps. Attention came from machine
+# translation: Bahdanau, Cho and Bengio (2014) kept *every* state of an RNN encoder instead of only the last,
+# and let the decoder take, for every word it writes, a weighted average of those states, with weights
+# computed by a small network from the decoder's state and each encoder state (*additive* attention). Three
+# years later, Vaswani et al. (2017) dropped the recurrence altogether: the Transformer is attention without
+# an RNN. We train all of these on one memory task.
+#
+# **The task.** A sequence holds $T = 12$ tokens, drawn at random from a vocabulary of 8; every input is the
+# token's one-hot code together with its position's. Then comes a question, *"which token was $k$ steps back
+# from the last one?"*: $k = 0$ asks for the last token, $k = 11$ for the first. Every sequence is asked all 12
+# questions, and a model must answer each one from what it kept. Guessing scores $1/8$.
+#
+# **The models**, all with states of 32 numbers unless said otherwise:
+# * **RNN** — your recurrence (in PyTorch, so that it trains), then one linear readout per question from the
+#   final state $h_T$; and the same **RNN with 96 numbers**, a state three times as large;
+# * **GRU** — PyTorch's GRU equations with the same readout;
+# * **RNN + attention** (Bahdanau et al.'s design, with a one-way encoder and a one-step decoder) — an RNN of
+#   the same kind, 32 numbers, as encoder, *all* its states kept; a decoder state made from $h_T$ and the
+#   question scores every encoder state with additive attention, and the answer is read from the decoder state
+#   and the weighted average of the encoder states;
+# * **self-attention, one layer** — the question, appended to the sequence, attends to every token and to
+#   itself with the dot-product attention that lessons 2–5 build, then a linear readout.
+#
+# Each model is trained with Adam (learning rate 0.01) for 150 steps on fresh random sequences, 24 sequences per
+# step, 3 seeds each: every seed has its own initial weights and its own training sequences, and all seeds
+# and models train side by side in one loop (every weight has a leading axis of size 3, one copy per seed).
+#
+# **Claim.** After training, the models that must answer from one state vector recall recent tokens best and
+# distant ones worse; the same kind of RNN with attention over its states recalls every position.
+
+# %%
+V_RECALL, T_RECALL, SEEDS = 8, 12, 3  # vocabulary, tokens per sequence, seeds trained side by side
+POSITIONS = torch.eye(T_RECALL + 1)  # one-hot position codes; the last one marks the question
+N_IN = V_RECALL + T_RECALL + 1 + T_RECALL  # input size: token code, position code, which k is asked
+QUESTIONS = torch.cat([torch.zeros(T_RECALL, V_RECALL), POSITIONS[-1].expand(T_RECALL, -1), torch.eye(T_RECALL)], 1)
+
+
+def recall_inputs(tokens):
+    """(S, n, T) tokens -> (S, n, T, N_IN): each token's one-hot code, then its position's (no question part)."""
+    S, n, T = tokens.shape
+    codes = [F.one_hot(tokens, V_RECALL).float(), POSITIONS[:T].expand(S, n, T, -1), torch.zeros(S, n, T, T_RECALL)]
+    return torch.cat(codes, -1)
+
+
+def per_seed(x, W):
+    """Every row of x (S, ..., a) times its own seed's matrix W (S, a, b): (S, ..., b), as one batched product."""
+    return (x.flatten(1, -2) @ W).unflatten(1, x.shape[1:-1])
+
+
+def weight(g, *shape):
+    """A trainable weight with one copy per seed, (S, *shape): random, standard deviation 1/sqrt(fan-in)."""
+    return (torch.randn(SEEDS, *shape, generator=g) / shape[-2] ** 0.5).requires_grad_()
+
+
+def zeros(*shape):
+    return torch.zeros(SEEDS, *shape, requires_grad=True)
+
+
+def rnn_states(p, x):
+    """Your RNN step, h = tanh(x W_x + h W_h + b), over the T axis for every seed and sequence: (S, n, T, d)."""
+    xw = per_seed(x, p["W_x"]) + p["b"][:, None, None]  # every input's part at once: it does not wait for h
+    h, states = torch.zeros(xw[:, :, 0].shape), []
+    for xw_t in xw.unbind(2):
+        h = torch.tanh(torch.baddbmm(xw_t, h, p["W_h"]))  # xw_t + h @ W_h, in one operation
+        states.append(h)
+    return torch.stack(states, 2)
+
+
+def gru_last_state(p, x):
+    """PyTorch's GRU equations over the T axis: the final state (S, n, d)."""
+    xw = per_seed(x, p["W_x"]) + p["b"][:, None, None]  # (S, n, T, 3d): update gate, reset gate, candidate
+    d = p["W_h"].shape[1]
+    h = torch.zeros(xw[:, :, 0, :d].shape)
+    for xw_t in xw.unbind(2):
+        hw = h @ p["W_h"]
+        z, r = torch.sigmoid(xw_t[..., : 2 * d] + hw[..., : 2 * d]).chunk(2, -1)  # gates between 0 and 1
+        candidate = torch.tanh(torch.addcmul(xw_t[..., 2 * d :], r, hw[..., 2 * d :]))
+        h = torch.lerp(candidate, h, z)  # z h + (1 - z) candidate: where z is close to 1, the unit keeps its value
+    return h
+
+
+def readout(p, h):
+    """One linear readout per question k from a final state h (S, n, d): logits (S, n, k, V)."""
+    return torch.einsum("snd,skdv->snkv", h, p["W_out"]) + p["b_out"][:, None]
+
+
+def make_rnn(g, d=32, gates=1):  # gates=3 gives the GRU's weights
+    return dict(W_x=weight(g, N_IN, gates * d), W_h=weight(g, d, gates * d), b=zeros(gates * d),
+                W_out=weight(g, T_RECALL, d, V_RECALL), b_out=zeros(T_RECALL, V_RECALL))  # fmt: skip
+
+
+def make_bahdanau(g, d=32, d_att=16):
+    return dict(W_x=weight(g, N_IN, d), W_h=weight(g, d, d), b=zeros(d),  # the encoder: an RNN as above
+                W_q=weight(g, N_IN, d), W_s=weight(g, d, d),  # the decoder's state, from the question and h_T
+                W_a=weight(g, d, d_att), U_a=weight(g, d, d_att), v_a=weight(g, d_att, 1),  # additive scores
+                W_out=weight(g, 2 * d, V_RECALL), b_out=zeros(V_RECALL))  # fmt: skip
+
+
+def bahdanau_logits(p, tokens):
+    H = rnn_states(p, recall_inputs(tokens))  # (S, n, T, d): every encoder state is kept
+    s = torch.tanh((QUESTIONS @ p["W_q"])[:, None] + (H[:, :, -1] @ p["W_s"])[:, :, None])  # (S, n, k, d)
+    hidden = torch.tanh(per_seed(s, p["W_a"])[:, :, :, None] + per_seed(H, p["U_a"])[:, :, None])
+    alpha = per_seed(hidden, p["v_a"])[..., 0].softmax(-1)  # (S, n, k, T): weights over the states
+    return per_seed(torch.cat([s, alpha @ H], -1), p["W_out"]) + p["b_out"][:, None, None]
+
+
+def make_attention(g, d=32):
+    return dict(W_Q=weight(g, N_IN, d), W_K=weight(g, N_IN, d), W_V=weight(g, N_IN, d),
+                W_out=weight(g, d, V_RECALL), b_out=zeros(V_RECALL))  # fmt: skip
+
+
+def attention_logits(p, tokens):
+    """The question, appended to the sequence, attends to the T tokens and to itself."""
+    x = recall_inputs(tokens)  # (S, n, T, N_IN)
+    q, k_self, v_self = (QUESTIONS @ p[w] for w in ("W_Q", "W_K", "W_V"))  # (S, k, d): one per question
+    K, V = per_seed(x, p["W_K"]), per_seed(x, p["W_V"])  # (S, n, T, d)
+    own = (q * k_self).sum(-1)[:, None, :, None].expand(-1, x.shape[1], -1, 1)  # each question's own key
+    alpha = (torch.cat([q[:, None] @ K.transpose(-1, -2), own], -1) / q.shape[-1] ** 0.5).softmax(-1)
+    out = alpha[..., :-1] @ V + alpha[..., -1:] * v_self[:, None]  # (S, n, k, d)
+    return per_seed(out, p["W_out"]) + p["b_out"][:, None, None]
+
+
+RECALL_MODELS = {  # name -> (make the weights, logits (S, n, k, V) from tokens (S, n, T))
+    "RNN": (make_rnn, lambda p, tokens: readout(p, rnn_states(p, recall_inputs(tokens))[:, :, -1])),
+    "RNN, 96 numbers": (lambda g: make_rnn(g, 96), lambda p, tokens: readout(p, rnn_states(p, recall_inputs(tokens))[:, :, -1])),
+    "GRU": (lambda g: make_rnn(g, gates=3), lambda p, tokens: readout(p, gru_last_state(p, recall_inputs(tokens)))),
+    "RNN + attention": (make_bahdanau, bahdanau_logits),
+    "self-attention": (make_attention, attention_logits),
+}  # fmt: skip
+
+# %%
+recall_start = time.perf_counter()
+g_init, g_data = torch.Generator().manual_seed(0), torch.Generator().manual_seed(1)
+recall_weights = {name: make(g_init) for name, (make, _) in RECALL_MODELS.items()}
+optimizer = torch.optim.Adam([w for p in recall_weights.values() for w in p.values()], lr=0.01)
+for step in range(150):
+    tokens = torch.randint(V_RECALL, (SEEDS, 24, T_RECALL), generator=g_data)  # 24 fresh sequences per seed
+    answers = tokens.flip(-1)  # answer k: the token k steps back from the last one
+    loss = sum(
+        F.cross_entropy(logits(recall_weights[name], tokens).flatten(0, 2), answers.flatten())
+        for name, (_, logits) in RECALL_MODELS.items()
+    )  # the models share no weight, so one loss trains each of them as if alone
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+
+test_tokens = torch.randint(V_RECALL, (SEEDS, 500, T_RECALL), generator=torch.Generator().manual_seed(2))
+with torch.no_grad():
+    recall = {  # name -> accuracy (S, k) on 500 new sequences per seed
+        name: (logits(recall_weights[name], test_tokens).argmax(-1) == test_tokens.flip(-1)).float().mean(1).numpy()
+        for name, (_, logits) in RECALL_MODELS.items()
+    }
+recall_seconds = time.perf_counter() - recall_start
+recall_params = {name: sum(w[0].numel() for w in p.values()) for name, p in recall_weights.items()}
+
+STYLE = {  # one colour per meaning: RNNs are the baseline, attention is what the course builds
+    "RNN": dict(color=plots.color("rnn"), marker="o"),
+    "RNN, 96 numbers": dict(color=plots.color("rnn"), marker="s", ls="--"),
+    "GRU": dict(color=plots.color("other"), marker="^"),
+    "RNN + attention": dict(color=plots.color("other2"), marker="s", ms=8, mfc="none"),
+    "self-attention": dict(color=plots.color("attention"), marker="o", ms=4),
+}
+ks = np.arange(T_RECALL)
+fig, axes = plt.subplots(1, 2, figsize=(8.4, 3.6), sharey=True, layout="constrained")
+panels = (
+    ("one state vector", ["RNN", "RNN, 96 numbers", "GRU"]),
+    ("attention over the states", ["RNN + attention", "self-attention"]),
+)
+for ax, (title, names) in zip(axes, panels):
+    for name in names:
+        acc = recall[name]
+        ax.fill_between(ks, acc.min(0), acc.max(0), color=STYLE[name]["color"], alpha=0.2, lw=0)
+        ax.plot(ks, acc.mean(0), label=name, **{"ms": 5, **STYLE[name]})
+    ax.axhline(1 / V_RECALL, color=plots.color("chance"), ls=":", lw=1, label="guessing (1/8)")
+    ax.set_title(title)
+    ax.set_xlabel("k: how many steps back the asked token is")
+    ax.legend(loc="lower left" if names[0] == "RNN" else "center right")
+axes[0].set_ylabel(f"accuracy (mean of {SEEDS} seeds;\nband: lowest to highest)")
+axes[0].set_ylim(0, 1.05)
+fig.suptitle("After training, one state vector keeps the recent tokens; attention over the states recalls them all")
+plots.show(
+    fig,
+    name="01_recall",
+    alt=(
+        f"Two panels of accuracy against k, the number of steps back of the asked token (0 to {T_RECALL - 1}), "
+        f"mean of {SEEDS} seeds with a band from the lowest to the highest seed. Left, one state vector: the RNN "
+        f"falls from {recall['RNN'].mean(0)[0]:.2f} at k = 0 to {recall['RNN'].mean(0)[-1]:.2f} at k = {T_RECALL - 1}, "
+        f"the RNN with 96 numbers from {recall['RNN, 96 numbers'].mean(0)[0]:.2f} to "
+        f"{recall['RNN, 96 numbers'].mean(0).min():.2f} at its lowest, the GRU from {recall['GRU'].mean(0)[0]:.2f} to "
+        f"{recall['GRU'].mean(0)[-1]:.2f}. Right, attention over the states: RNN + attention and self-attention stay "
+        f"at {min(recall['RNN + attention'].min(), recall['self-attention'].min()):.2f} or above at every k. "
+        f"Guessing scores 1/{V_RECALL}."
+    ),
+)
+print(f"Trained {len(RECALL_MODELS)} models × {SEEDS} seeds in {recall_seconds:.1f} s. Accuracy on 500 new sequences per seed, "
+      "mean over the seeds (lowest–highest seed):")  # fmt: skip
+for name, acc in recall.items():
+    mean = acc.mean(0)
+    reach = int(np.nonzero(mean >= 0.9)[0].max()) if (mean >= 0.9).any() else -1
+    cells = " · ".join(f"k = {k}: {mean[k]:.2f} ({acc[:, k].min():.2f}–{acc[:, k].max():.2f})" for k in (0, 3, 6, 11))
+    print(f"  {name:16s} {cells}; at least 0.9 up to k = {reach}, lowest {mean.min():.2f} at k = {mean.argmin()}; "
+          f"{recall_params[name]:,} weights")  # fmt: skip
+
+# %% [markdown]
+# Read the figure with the printout. The plain RNN answers about the last token almost always and about the
+# first one not much better than guessing: after training, too, its memory fades with distance. Three times
+# the state (96 numbers) lifts the whole curve, since a wider bottleneck holds more, but its accuracy still
+# falls with $k$, to its lowest a few tokens before the first one (the first tokens come out a little better
+# than the middle ones). The GRU did no better than the plain RNN in this short training (its curve lies at or
+# below the RNN's): gates help a state keep what it holds, but they give it no more room, 32 numbers for 12
+# tokens. Both attention
+# models answer every question, whatever $k$, and the RNN + attention model does it with the same kind of
+# 32-number RNN as the plain RNN: nothing has to survive in $h_T$ alone, because all 12 states are kept and the question
+# looks back at the one it needs. The self-attention layer, with the fewest weights of all, needs no
+# recurrence at all. These are short trainings on a small task; longer ones would move the curves, but a model
+# that answers from one state vector still has only that vector's numbers to answer from.
+#
+# ### 5c. Waiting: an RNN's steps against one matrix product
+#
+# **Claim.** An RNN's running time grows roughly in proportion to $T$, even when its loop runs in compiled
+# code, because step $t$ needs the result of step $t-1$. One matrix product doing the *same arithmetic* for all
+# tokens at once is far faster. Attention does *more* arithmetic than the RNN once $T > d$, about $2T^2d$
+# multiply-adds against the RNN's $2Td^2$, yet it too is made of a few large products with no step waiting
+# for another.
+#
+# We time, on one CPU thread with $d = 64$ (the best of 5 to 7 runs): PyTorch's `nn.RNN` over $T$ tokens (its
+# loop is written in C++); one product `X @ W` with `X` of shape `(T, 64)` and `W` of shape `(64, 128)`, which
+# is exactly the RNN's $2Td^2$ multiply-adds; and one attention layer, `F.scaled_dot_product_attention` of the
+# sequence with itself. Then we ask where an RNN step's time goes, by timing one step at state sizes from
+# $d = 1$ to 256, for `nn.RNN` and for your `rnn_run`.
 
 
 # %%
@@ -665,7 +901,7 @@ seconds = {"RNN (nn.RNN)": [], "one product, same arithmetic": [], "attention": 
 with torch.no_grad():
     for T in T_list:
         X_par = torch.randn(T, d_par, generator=g_par)
-        repeat = 5 if T <= 256 else 3  # short runs are cheap: more tries
+        repeat = 7 if T <= 256 else 5  # short runs are cheap: more tries
         seconds["RNN (nn.RNN)"].append(best_seconds(lambda: rnn_par(X_par), repeat))
         seconds["one product, same arithmetic"].append(best_seconds(lambda: X_par @ W_same, repeat))
         seconds["attention"].append(
@@ -677,24 +913,57 @@ Ts = np.array(T_list, dtype=float)
 rnn_slope = np.polyfit(np.log(Ts), np.log(rnn_s), 1)[0]  # over all T
 att_slope = np.polyfit(np.log(Ts[-3:]), np.log(att_s[-3:]), 1)[0]  # over the three largest T
 
-fig, ax = plt.subplots(figsize=(6.8, 3.8), layout="constrained")
-for (name, s), colour, marker in zip(seconds.items(), (plots.COLORS[0], plots.COLORS[2], plots.COLORS[1]), "osD"):
-    ax.loglog(Ts, s * 1e3, marker + "-", ms=4, color=colour, label=name)
-ax.loglog(Ts, rnn_s[0] * 1e3 * Ts / Ts[0], ":", color=plots.COLORS[7], lw=1, label="∝ T (guide)")
-ax.loglog(Ts, att_s[-1] * 1e3 * (Ts / Ts[-1]) ** 2, "--", color=plots.COLORS[7], lw=1, label="∝ T² (guide)")
-ax.set_xscale("log", base=2)
-ax.set_xlabel("sequence length T")
-ax.set_ylabel("wall time (ms, log)")
-ax.set_title(f"One CPU thread, d = {d_par}: best of 3 to 5 runs")
-ax.legend(loc="upper left")
+d_list, T_step, T_yours = [1, 2, 4, 8, 16, 32, 64, 128, 256], 256, 64
+step_us = {"nn.RNN (a C++ loop)": [], "your rnn_run (a Python loop)": None}
+with torch.no_grad():
+    for d in d_list:
+        rnn_d, X_d = torch.nn.RNN(d, d), torch.randn(T_step, d, generator=g_par)
+        step_us["nn.RNN (a C++ loop)"].append(1e6 * best_seconds(lambda: rnn_d(X_d), 5) / T_step)
+with ac.student_code("rnn_run"):
+    _rng = np.random.default_rng(5)
+    step_us["your rnn_run (a Python loop)"] = [
+        1e6 * best_seconds(lambda: rnn_run(*weights), 5) / T_yours
+        for weights in (
+            (_rng.standard_normal((T_yours, d)), np.zeros(d), _rng.standard_normal((d, d)) / d**0.5,
+             _rng.standard_normal((d, d)) / d**0.5, np.zeros(d))
+            for d in d_list
+        )
+    ]  # fmt: skip
+step_us = {name: np.array(us) for name, us in step_us.items() if us is not None}
+torch_step = step_us["nn.RNN (a C++ loop)"]
+
+fig, (ax_T, ax_d) = plt.subplots(2, 1, figsize=(6.8, 6.6), layout="constrained")
+for (name, s), colour, marker in zip(
+    seconds.items(), (plots.color("rnn"), plots.color("other"), plots.color("attention")), "osD"
+):
+    ax_T.loglog(Ts, s * 1e3, marker + "-", ms=4, color=colour, label=name)
+ax_T.loglog(Ts, rnn_s[0] * 1e3 * Ts / Ts[0], ":", color=plots.color("guide"), lw=1, label="∝ T (guide)")
+ax_T.loglog(Ts, att_s[-1] * 1e3 * (Ts / Ts[-1]) ** 2, "--", color=plots.color("guide"), lw=1, label="∝ T² (guide)")
+ax_T.set_xscale("log", base=2)
+ax_T.set_xlabel("sequence length T")
+ax_T.set_ylabel("wall time (ms, log)")
+ax_T.set_title(f"(a) d = {d_par}: the RNN grows ∝ T, far above one product with its arithmetic")
+ax_T.legend(loc="upper left")
+for (name, us), marker in zip(step_us.items(), "ov"):
+    ax_d.loglog(d_list, us, marker + "-", ms=4, color=plots.color("rnn"), ls="-" if marker == "o" else "--", label=name)
+ax_d.loglog(d_list, torch_step[-1] * (np.array(d_list) / d_list[-1]) ** 2, ":", color=plots.color("guide"), lw=1,
+            label="∝ d², the arithmetic of a step (guide)")  # fmt: skip
+ax_d.set_xscale("log", base=2)
+ax_d.set_ylim(0.5, 4 * max(us.max() for us in step_us.values()))
+ax_d.set_xlabel("state size d")
+ax_d.set_ylabel("time per step (µs, log)")
+ax_d.set_title("(b) one step costs about the same from d = 1 to d = 64: fixed overhead, not arithmetic")
+ax_d.legend(loc="upper left")
 plots.show(
     fig,
     name="01_parallel",
     alt=(
-        f"Log-log plot of wall time against sequence length T from {T_list[0]} to {T_list[-1]}, one CPU thread, d = {d_par}. "
-        f"nn.RNN grows from {rnn_s[0] * 1e3:.2g} to {rnn_s[-1] * 1e3:.2g} ms, one product with the same arithmetic from "
-        f"{prod_s[0] * 1e3:.2g} to {prod_s[-1] * 1e3:.2g} ms, attention from {att_s[0] * 1e3:.2g} to {att_s[-1] * 1e3:.2g} ms; "
-        f"dotted and dashed guides grow like T and T²."
+        f"Two log-log plots on one CPU thread. (a) Wall time against sequence length T from {T_list[0]} to {T_list[-1]}, "
+        f"d = {d_par}: nn.RNN grows from {rnn_s[0] * 1e3:.2g} to {rnn_s[-1] * 1e3:.2g} ms, one product with the same "
+        f"arithmetic from {prod_s[0] * 1e3:.2g} to {prod_s[-1] * 1e3:.2g} ms, attention from {att_s[0] * 1e3:.2g} to "
+        f"{att_s[-1] * 1e3:.2g} ms; dotted and dashed guides grow like T and T². (b) Time per RNN step against the "
+        f"state size d from 1 to 256: nn.RNN takes {torch_step[0]:.2g} µs at d = 1, {torch_step[6]:.2g} µs at d = 64 and "
+        f"{torch_step[-1]:.2g} µs at d = 256, far above a guide growing like d² below d = 64."
     ),
 )
 print(
@@ -711,43 +980,179 @@ print(
     f"{att_slope:.2f} over the three largest T (2 means ∝ T²), and it took {att_s[-1] / rnn_s[-1]:.2f}× the RNN's "
     f"time there ({att_s[0] / rnn_s[0]:.2f}× at T = {T_list[0]})."
 )
+for name, us in step_us.items():
+    print(
+        f"{name}: {us[0]:.1f} µs per step at d = 1, {us[6]:.1f} µs at d = 64 ({us[6] / us[0]:.1f}×), {us[-1]:.1f} µs at "
+        f"d = 256; the arithmetic of a step grows from {2 * 1**2} to {2 * 64**2:,} multiply-adds at d = 64 ({64**2:,}×)."
+    )
 
 # %% [markdown]
-# Read the printout against the claim. The RNN's time grows roughly in proportion to $T$ (a log-log slope
-# near 1), at a roughly constant cost per token: every step waits for the previous one, so nothing can be
-# done in bulk. One product with exactly the same arithmetic takes a small fraction of that time, even on
-# one CPU thread, because it is free to process many multiply-adds together (vector instructions, data
-# that stays in the cache). Attention's arithmetic grows like $T^2$, and for long sequences its time grows
-# much faster than the RNN's (its printed slope at the largest $T$ against the RNN's): it pays for looking
-# at every pair of tokens. Yet all of that work is independent
-# multiply-adds in a few large products, the kind that parallel hardware such as a GPU, with thousands of
-# arithmetic units, runs side by side, while the RNN's $T$ steps must run one after another on any
-# hardware. That is why Transformers replaced RNNs, and why their $T^2$ cost is the price (lesson 11
-# deals with it). The exact times depend on this machine and on what else it is running; the trends do not.
+# Read the printout against the claim. The RNN's time grows roughly in proportion to $T$ (a log-log slope near
+# 1), at a roughly constant cost per token: every step waits for the previous one, so nothing can be done in
+# bulk. Panel (b) shows what that cost per step is made of. From $d = 1$ to $d = 64$ the arithmetic of a step
+# grows 4,096-fold, yet the time per step barely changes, for PyTorch's C++ loop and for your Python loop
+# alike: it is almost all **fixed overhead**, the cost of issuing each step's few small operations (the
+# interpreter or the C++ dispatcher, allocating the result, starting the arithmetic), paid once per step
+# whatever the size. Only at the largest sizes, $d = 128$ and 256, does the arithmetic begin to show. One product with the same arithmetic
+# pays that fixed cost once instead of $T$ times, which is why it is so much faster, even on one thread.
+#
+# Attention's arithmetic grows like $T^2$, and for long sequences its time grows much faster than the RNN's
+# (compare its printed slope at the largest $T$ with the RNN's): it pays for looking at every pair of tokens.
+# Yet all of that work is independent multiply-adds in a few large products, the kind that parallel hardware
+# such as a GPU, with thousands of arithmetic units, runs side by side, while the RNN's $T$ steps must run one
+# after another on any hardware. That is why Transformers replaced RNNs, and why their $T^2$ cost is the price
+# (lesson 11 deals with it). The exact times depend on this machine and on what else it is running; the trends
+# do not.
+#
+# ### 5d. The Transformer paper's Table 1, measured
+#
+# Vaswani et al. (2017) compared layer types in a table with three columns: the arithmetic of one layer, the
+# number of operations that must run one after another, and the longest path a signal takes from one position
+# to another. For $n$ tokens of size $d$ they wrote $O(n \cdot d^2)$, $O(n)$ and $O(n)$ for a recurrent layer, and
+# $O(n^2 \cdot d)$, $O(1)$ and $O(1)$ for self-attention. Here are the same three columns measured, for your RNN and
+# for attention (the attention core, `F.scaled_dot_product_attention` of the sequence with itself, as in 5c):
+# * **arithmetic**: PyTorch's `FlopCounterMode` counts the floating-point operations of `nn.RNN` and of the
+#   attention core at $T \in \{16, 64, 256\}$ and $d \in \{16, 64\}$, and a least-squares fit finds the powers
+#   of $T$ and $d$ they grow with;
+# * **sequential operations**: how many times your `rnn_run` calls your `rnn_step`, each call fed the previous
+#   call's result; for attention, how many operations autograd records for the whole layer;
+# * **path length**: autograd records a graph of every operation; a search through it finds the fewest operations
+#   between the first token and the output: for the RNN computed token by token in PyTorch (your recurrence), for
+#   attention as above.
+
+
+# %%
+def recorded_operations(output, leaf):
+    """(how many operations autograd recorded for `output`, the fewest of them between `leaf` and `output`)."""
+    steps, queue, path = {}, deque([(output.grad_fn, 1)]), None
+    while queue:  # breadth first, backwards from the output
+        node, depth = queue.popleft()
+        if node is None or node in steps:
+            continue
+        steps[node] = depth
+        if getattr(node, "variable", None) is leaf and path is None:
+            path = depth - 1  # the last node is the leaf itself, not an operation
+        queue.extend((child, depth + 1) for child, _ in node.next_functions)
+    return sum(not hasattr(node, "variable") for node in steps), path
+
+
+def torch_rnn_last(tokens, W_h, W_x):
+    """Your recurrence in PyTorch, one token at a time (each token its own tensor), from h = 0: the last state."""
+    h = torch.zeros(W_h.shape[0])
+    for x in tokens:
+        h = torch.tanh(h @ W_h.T + x @ W_x.T)
+    return h
+
+
+def flops(fn):
+    counter = FlopCounterMode(display=False)
+    with counter:
+        fn()
+    return counter.get_total_flops()
+
+
+T_table, d_table, table = [16, 64, 256], [16, 64], {}
+g_table = torch.Generator().manual_seed(7)
+for T in T_table:
+    for d in d_table:
+        X_t = torch.randn(T, d, generator=g_table)
+        rnn_t = torch.nn.RNN(d, d)
+        with torch.no_grad():
+            table[T, d] = dict(
+                rnn_flops=flops(lambda: rnn_t(X_t)),
+                att_flops=flops(lambda: F.scaled_dot_product_attention(X_t[None], X_t[None], X_t[None])),
+            )
+    tokens = [torch.randn(16, generator=g_table, requires_grad=True) for _ in range(T)]
+    W_h_t, W_x_t = torch.randn(16, 16, generator=g_table) / 4, torch.randn(16, 16, generator=g_table) / 4
+    table[T, "rnn_ops"], table[T, "rnn_path"] = recorded_operations(torch_rnn_last(tokens, W_h_t, W_x_t), tokens[0])
+    X_a = torch.stack(tokens)
+    out_a = F.scaled_dot_product_attention(X_a[None], X_a[None], X_a[None])[0, -1]  # the last position's output
+    table[T, "att_ops"], table[T, "att_path"] = recorded_operations(out_a, tokens[0])
+
+calls = []  # (T, calls of rnn_step, each fed the previous call's output?)
+with ac.student_code("rnn_run"):
+    for T in T_table:
+        made, fed = [], []
+
+        def counting_step(h, x, W_h, W_x, b):
+            fed.append(not made or h is made[-1])  # the first call gets h0; every later one the last result
+            made.append(rnn_step(h, x, W_h, W_x, b))
+            return made[-1]
+
+        run = checks.with_references(rnn_run, rnn_step=counting_step)  # your rnn_run, calling the counter
+        run(np.zeros((T, 16)), np.zeros(16), np.eye(16), np.eye(16), np.zeros(16))
+        calls.append((T, len(made), all(fed)))
+
+
+def fitted_powers(key):
+    """Least-squares powers (a, b) in flops ∝ T^a d^b over the measured grid."""
+    rows = [(np.log(T), np.log(d), np.log(table[T, d][key])) for T in T_table for d in d_table]
+    A = np.array([[lt, ld, 1.0] for lt, ld, _ in rows])
+    return np.linalg.lstsq(A, np.array([v for *_, v in rows]), rcond=None)[0][:2]
+
+
+rnn_powers, att_powers = fitted_powers("rnn_flops"), fitted_powers("att_flops")
+Ts_text = " / ".join(map(str, T_table))
+print(f"Measured at T = {Ts_text}:")
+print(f"{'':22s}{'arithmetic (FLOPs, fit)':28s}{'sequential operations':34s}path, first token -> output")
+yours = " / ".join(str(n) for _, n, _ in calls) + " rnn_step calls" if calls else "(implement rnn_run)"
+print(
+    f"{'RNN':22s}{f'∝ T^{rnn_powers[0]:.2f} · d^{rnn_powers[1]:.2f}':28s}{yours:34s}"
+    + " / ".join(str(table[T, "rnn_path"]) for T in T_table) + " operations"
+)  # fmt: skip
+print(
+    f"{'attention':22s}{f'∝ T^{att_powers[0]:.2f} · d^{att_powers[1]:.2f}':28s}"
+    f"{' / '.join(str(table[T, 'att_ops']) for T in T_table) + ' operations':34s}"
+    + " / ".join(str(table[T, "att_path"]) for T in T_table) + " operations"
+)  # fmt: skip
+print(f"{'Vaswani et al., RNN':22s}{'O(n · d²)':28s}{'O(n)':34s}O(n)")
+print(f"{'... self-attention':22s}{'O(n² · d)':28s}{'O(1)':34s}O(1)")
+path_per_token = (table[T_table[-1], "rnn_path"] - table[T_table[0], "rnn_path"]) / (T_table[-1] - T_table[0])
+chained = f"Your rnn_run fed every call the previous call's result: {all(f for *_, f in calls)}. " if calls else ""
+print(
+    f"({chained}The RNN recorded " + " / ".join(str(table[T, "rnn_ops"]) for T in T_table)
+    + f" operations in PyTorch; its path grows by {path_per_token:.0f} operations per token.)"
+)  # fmt: skip
+
+# %% [markdown]
+# Every entry of the paper's table shows up in the measurements. The RNN's arithmetic grows like $T \cdot d^2$ and
+# the attention core's like $T^2 \cdot d$ (the fitted powers); your `rnn_run` made exactly $T$ calls, each
+# waiting for the one before, while attention's recorded operations do not grow with $T$ at all; and the first
+# token reaches the RNN's last state only through a chain of operations that grows with $T$, five per
+# token (printed), while it reaches attention's output in the same few operations at every length. A constant number of
+# sequential operations is what lets attention use parallel hardware (5c), and a short path, the paper argues,
+# makes dependencies between distant tokens easier to learn, as 5b showed: the gradient that teaches the layer
+# about token 1 passes through a few operations, not through a product of $T$ Jacobians (section 3).
 
 # %% [markdown]
 # ## 6. Let's review
 #
 # * An RNN reads tokens **one at a time**: $h_t = \tanh(W_h h_{t-1} + W_x x_t + b)$, with the same
 #   weights at every step. $T$ tokens need $T$ sequential steps; you measured its time growing roughly in
-#   proportion to $T$, far above the time of one matrix product with the same arithmetic.
+#   proportion to $T$, far above the time of one matrix product with the same arithmetic, because each step
+#   pays a fixed overhead that hardly depends on the state size.
 # * Everything it has read must fit into a **fixed-size state** $h_T$ — a bottleneck that gets tighter
 #   as texts get longer.
-# * The influence of token $t$ on $h_T$ is a **product of $T-t$ Jacobians**; with typical weights it
-#   shrinks geometrically (vanishing gradients). With large recurrent weights the state saturates and
+# * The influence of token $t$ on $h_T$ is a **product of $T-t$ Jacobians**; with random weights of the usual
+#   scale it shrinks geometrically (vanishing gradients). With large recurrent weights the state saturates and
 #   reacts erratically to single tokens: over-sensitive, not a better memory.
+# * **Trained**, too, an RNN that answers from its last state recalls recent tokens best: a bigger state lifted
+#   its accuracy without removing the fall with distance, and a GRU's gates did no better in a short training.
+#   Keeping every state and letting the question look back at them, attention as Bahdanau et al. added it to
+#   an RNN, recalls every position.
 # * **Attention** looks at all tokens at once: each output is a weighted average over every token, so
-#   every token is one step away and its influence does not fade with distance. It does $O(T^2)$ work,
-#   but in large independent products that parallel hardware runs at once.
+#   every token is a few operations away and its influence does not fade with distance. It does $O(T^2)$ work,
+#   but in large independent products that parallel hardware runs at once: the Transformer's Table 1, which
+#   you measured.
 #
 # Next lesson: the weights $\alpha$ come from **dot products** between a query and keys.
 
 # %% [markdown]
 # ## 7. Check your understanding
 #
-# In each answer cell, replace `None` with your answer and delete the line `raise NotImplementedError()`. Multiple-choice answers are a letter in
-# quotes, e.g. `"a"`; numeric answers are a number. The cell after each answer checks the format
-# only; the answer itself is graded when your notebook is graded.
+# In each answer cell, replace `None` with your answer and delete the line `raise NotImplementedError()`.
+# Multiple-choice answers are a letter in quotes, e.g. `"a"`; numeric answers are a number. The cell after
+# each answer checks the format only; the answer itself is graded when your notebook is graded.
 #
 # **Q1 (1 point).** An RNN with hidden size $d_h = 64$ reads a 1,000-token document. How many numbers
 # does its final state $h_T$ hold?
@@ -772,8 +1177,9 @@ print(
 
 # %% [markdown]
 # **Q4 (1 point).** One attention layer reads a sequence of $T$ tokens, and the output at every position
-# is a weighted average over all $T$ tokens of that same sequence (lesson 5 calls this *self*-attention).
-# How many steps does the signal from the first token take to reach the output at the last position?
+# is a weighted average over all $T$ tokens of that same sequence (lesson 4 calls this *self*-attention).
+# Counting one step per layer, as an RNN counts one step per token, how many steps does the signal from the
+# first token take to reach the output at the last position?
 #
 # * **a** — $T-1$ &nbsp; **b** — $\log_2 T$ &nbsp; **c** — 1 &nbsp; **d** — it depends on $d_k$
 
@@ -791,23 +1197,47 @@ print(
 # %% quiz="quiz-large-scale" choices="abcd" key="b" points=1
 
 # %% [markdown]
-# **Q6 — free answer (3 points, graded by hand).** A colleague says: *"Just make the RNN's hidden state
+# **Q6 (1 point).** In experiment 5b, the RNN + attention model used the same kind of 32-number RNN as the plain
+# RNN, yet it recalled every position while the plain RNN's accuracy fell with $k$. What made the difference?
+#
+# * **a** — it was trained for more steps than the plain RNN
+# * **b** — its encoder RNN has a larger state
+# * **c** — it keeps every state of its RNN, and the question's attention weights pick out the state it needs,
+#   so no token has to survive in $h_T$ alone
+# * **d** — attention makes the RNN's gradients grow with the distance, so that far tokens are learned first
+
+# %% quiz="quiz-recall-attention" choices="abcd" key="c" points=1
+
+# %% [markdown]
+# **Q7 — free answer (3 points, graded by hand).** A colleague says: *"Just make the RNN's hidden state
 # bigger and the forgetting problem goes away."* In 3–5 sentences, explain what a bigger state does
 # fix and what it does not, using what you measured in this lesson.
+#
+# <details><summary>Before you hand in</summary>
+#
+# * Did you say what a bigger state helps with, and cite a measurement of the lesson that shows it?
+# * Did you say what a bigger state leaves unchanged about how a token's information reaches $h_T$?
+# * Did you mention the cost in time that no state size removes, or what attention does instead?
+# * Are your numbers ones the notebook printed?
+# </details>
 
 # %% [markdown] manual="quiz-free-bigger-state" points=3
 # ### BEGIN SOLUTION
 # *Model answer.* A bigger state widens the bottleneck: more numbers are available to store what has
-# been read, so less must be thrown away. It does not change how information travels: token $t$ still
-# reaches $h_T$ only through $T-t$ sequential steps, and its influence is a product of $T-t$ Jacobians,
-# which still shrinks geometrically with distance, as the sensitivity plot showed (and larger recurrent
-# weights only make the state saturate and react erratically, as the explorer showed at scale 4). Nor does
-# it remove the sequential cost: $T$ steps must still run one after another, which you measured growing
-# roughly in proportion to $T$. Attention removes the long path instead: every token is one step from every output.
+# been read, so less must be thrown away; in experiment 5b the trained RNN with 96 numbers recalled the token
+# 6 steps back with an accuracy of 0.72 where the 32-number RNN managed 0.48. But its accuracy still fell
+# with the distance, because information still travels the same way: token $t$ reaches $h_T$ only through
+# $T-t$ sequential steps, its influence is a product of $T-t$ Jacobians, which shrinks geometrically with
+# random weights (section 5a), and the model still has to decide while reading what to keep. Nor does a bigger
+# state remove the sequential cost: $T$ steps must still run one after another, each with its fixed overhead
+# (5c), and each step's arithmetic grows like $d^2$. Attention removes the long path instead: the RNN +
+# attention model recalled every position with only 32 numbers per state, because every state stays
+# reachable in one step.
 #
-# *Rubric (3 points).* 1 point: a bigger state gives more capacity / eases the fixed-size bottleneck.
-# 1 point: influence or gradients still pass through a product of per-step Jacobians and fade with
-# distance (or, with large weights, saturate and behave erratically) — ideally citing the measured decay. 1 point: contrasts with attention's
-# one-step path, or notes the sequential cost remains. Deduct nothing for style; no point for
+# *Rubric (3 points).* 1 point: a bigger state gives more capacity / eases the fixed-size bottleneck (ideally
+# citing the 96-number RNN's higher accuracy). 1 point: influence or gradients still pass through a product of
+# per-step Jacobians and fade with distance (or, with large weights, saturate and behave erratically), or the
+# trained accuracy still falls with $k$. 1 point: contrasts with attention's short path, or notes the
+# sequential cost (and the $d^2$ arithmetic per step) remains. Deduct nothing for style; no point for
 # restating the question.
 # ### END SOLUTION

@@ -76,6 +76,16 @@ EXERCISES = {
                 MSE + "    return ((X @ w - y) ** 2).mean().item(), -2 / len(y) * X.T @ (X @ w - y)",
                 "wrong sign",
             ),
+            "the formula by hand, not autograd (issue 22)": (
+                MSE + "    r = X @ w - y\n    return (r ** 2).mean().item(), 2 / len(y) * X.T @ r",
+                "autograd did not compute it",
+            ),
+            "finite differences, not autograd": (
+                MSE + "    f = lambda v: ((X.double() @ v - y.double()) ** 2).mean()\n    w = w.double()\n"
+                "    eye = torch.eye(len(w), dtype=w.dtype) * 1e-6\n"
+                "    return f(w).item(), torch.stack([(f(w + e) - f(w - e)) / 2e-6 for e in eye])",
+                "autograd did not compute it",
+            ),
             "gradient of the wrong variable": (
                 MSE + "    X = X.clone().requires_grad_(True)\n    loss = ((X @ w - y) ** 2).mean()\n"
                 "    loss.backward()\n    return loss.item(), X.grad",
@@ -85,7 +95,8 @@ EXERCISES = {
         "right": {
             "torch.autograd.grad": MSE + "    w = w.detach().requires_grad_(True)\n    loss = F.mse_loss(X @ w, y)\n"
             "    (grad,) = torch.autograd.grad(loss, [w])\n    return loss.item(), grad",
-            "the formula by hand": MSE + "    r = X @ w - y\n    return (r ** 2).mean().item(), 2 / len(y) * X.T @ r",
+            "torch.func.grad": MSE + "    f = lambda v: ((X @ v - y) ** 2).mean()\n"
+            "    return f(w).item(), torch.func.grad(f)(w)",
             "jacobian of a scalar": MSE + "    f = lambda v: ((X @ v - y) ** 2).mean()\n"
             "    return f(w).item(), torch.autograd.functional.jacobian(f, w)",
             "float() and a list": MSE
@@ -213,4 +224,32 @@ EXERCISES = {
     "quiz-grad-accumulates": quiz("q3_answer", right=[12, 12.0], wrong=[6, 36, 0]),
     "quiz-linear-weight": quiz("q4_answer", right=["b", "B", " b"], wrong=["a", "c", "d"]),
     "quiz-diverging-lr": quiz("q5_answer", right=["c", "C"], wrong=["a", "b", "d"]),
+}
+
+# Test-only checks, run in the solved kernel after the notebook: what the prose says about the lesson's measurements.
+CLAIMS = r"""
+# section 1: element-wise operations promote float32 with float64, the matrix product refuses
+assert (x + t.T).dtype == torch.float64 and (x * t.T).dtype == torch.float64
+# the toy fit: 60 SGD steps at 0.1 land on the least-squares line
+assert abs(w_fit - best_w) < 0.01 and abs(b_fit - best_b) < 0.01
+# the explorer's questions: 0.1 and 0.3 arrive within the 40 steps, 0.01 does not
+assert steps_needed[0.1] <= MAX_STEPS and steps_needed[0.3] <= MAX_STEPS < steps_needed[0.01], steps_needed
+# "go past 0.4": the threshold is 0.4 to the digit written, and past it the line swings further at every step
+claim("0.4", threshold)
+_swing = np.array([w for w, _ in fit_line(0.45, MAX_STEPS)[1]]) - best_w
+assert (np.sign(_swing[10:]) != np.sign(_swing[9:-1])).all() and (np.abs(_swing[10:]) > np.abs(_swing[9:-1])).all()
+# the experiment: the measured boundary falls on 2/λ_max; below it SGD's loss fell, above it it grew
+assert sgd_down.max() < threshold <= sgd_up.min()
+assert (ratio["SGD"][lr_grid < threshold] < 1).all() and (ratio["SGD"][lr_grid > threshold] > 1).all()
+# only a range reaches least squares in 40 steps, and the best rate of the theory lies in it
+assert lr_grid[0] < near_best.min() <= 2 / (lam_min + lam_max) <= near_best.max() < threshold
+# Adam: no threshold on the grid (its loss fell everywhere), and at the smallest rate it moved w far less than SGD
+assert (ratio["Adam"] < 1).all() and moved["Adam"][0] < 0.5 * moved["SGD"][0]
+"""
+NOT_MEASURED = {
+    "0.1": "the learning rate of the toy fit and the explorer's start value (a setting)",
+    "0.3": "a learning rate the explorer question suggests trying",
+    "0.01": "a learning rate the explorer question suggests trying, and the grid's smallest",
+    "40": "the explorer's and the experiment's number of steps (a setting)",
+    "25": "the number of learning rates on the experiment's grid (a setting)",
 }

@@ -23,14 +23,18 @@ EXERCISES = {
                 "def rnn_step(h, x, W_h, W_x, b):\n    return np.tanh(x @ W_x.T + b)",
                 "previous state h is ignored",
             ),
-            "only single vectors": (
+            "W_h @ h as printed in the maths (issue 22)": (
                 "def rnn_step(h, x, W_h, W_x, b):\n    return np.tanh(W_h @ h + W_x @ x + b)",
-                None,
+                "W_h h is h @ W_h.T",
+            ),
+            "column vectors for h only": (
+                "def rnn_step(h, x, W_h, W_x, b):\n    return np.tanh(W_h @ h + x @ W_x.T + b)",
+                "W_h h is h @ W_h.T",
             ),
             "returns None": ("def rnn_step(h, x, W_h, W_x, b):\n    np.tanh(h @ W_h.T + x @ W_x.T + b)", "return"),
             "W_x not transposed": (
                 "def rnn_step(h, x, W_h, W_x, b):\n    return np.tanh(h @ W_h.T + x @ W_x + b)",
-                None,
+                "x @ W_x.T",
             ),
             "both weights transposed the wrong way": (
                 "def rnn_step(h, x, W_h, W_x, b):\n    return np.tanh(h @ W_h + (W_x @ x.T).T + b)",
@@ -108,4 +112,66 @@ EXERCISES = {
     "quiz-why-fade": quiz("q3_answer", right=["b", "B", " b "], wrong=["a", "c", "d"]),
     "quiz-path-length": quiz("q4_answer", right=["c", "C"], wrong=["a", "b", "d"]),
     "quiz-large-scale": quiz("q5_answer", right=["b"], wrong=["a", "c", "d"]),
+    "quiz-recall-attention": quiz("q6_answer", right=["c", "C"], wrong=["a", "b", "d"]),
+}
+
+# Test-only checks, run in the solved kernel after the notebook: what the prose says about the lesson's measurements.
+CLAIMS = r"""
+mean = lambda name: recall[name].mean(0)
+# section 3: one step stretches some directions and shrinks others
+assert _sv.max().item() > 1 > _sv.min().item()
+# section 4: what scale 1 means next to PyTorch's initialisation; attention's curve in the explorer
+claim("0.58", torch_scale)
+assert 100 < att_span < 1000, att_span  # "a factor of several hundred" at T = 60
+assert 0.5 < att_trend < 2, att_trend  # no trend with distance
+# what scale 4 does (T = 30): saturated, reaches further, erratic, fades beyond, no huge derivative
+one, four = report[1.0], report[4.0]
+assert four["saturated"] > 0.5 > one["saturated"] and four["reach"] > one["reach"]
+assert four["largest"] > 0.3 * four["unrelated"] and four["jumps"] > 10 * one["jumps"] and four["beyond"] < 0.01
+assert len({scale_report(T, 4.0, False)["reach"] for T in (20, 40, 60)}) == 3  # the reach changes with T
+assert 0.3 < four["grad_max"] < 3  # "of the order of 1"
+# 5a: geometric decay at PyTorch's initialisation, along a nearly straight line; attention within a small factor
+_fit = np.polyfit(distance, np.log(rnn_sens), 1, full=True)
+assert rnn_ratio > 1e6 and 1 - _fit[1][0] / ((np.log(rnn_sens) - np.log(rnn_sens).mean()) ** 2).sum() > 0.99
+assert att_spread < 5 and 0.5 < np.median(att_sens[20:-1]) / np.median(att_sens[:20]) < 2
+_one_draw = sensitivity_attention(T_exp, d_exp, 0)[:-1]
+assert (_one_draw.max() / _one_draw.min()).item() > att_spread  # a single draw jumps more than the mean
+# 5b: one state vector: recent tokens best, distant ones less and less (both RNNs), attention recalls every position
+assert mean("RNN")[0] > 0.95 and mean("RNN")[-1] < 0.35 and (np.diff(mean("RNN")[:10]) < 0).all()
+assert (mean("RNN, 96 numbers") >= mean("RNN")).all() and mean("RNN, 96 numbers").min() < 0.75
+_lowest96 = int(mean("RNN, 96 numbers").argmin())
+assert T_RECALL - 5 <= _lowest96 < T_RECALL - 1 and mean("RNN, 96 numbers")[-1] > mean("RNN, 96 numbers")[_lowest96]
+assert (mean("GRU") <= mean("RNN") + 0.02).all()  # no better than the plain RNN, at or below it
+assert min(recall["RNN + attention"].min(), recall["self-attention"].min()) > 0.97  # every seed, every k
+assert recall_params["self-attention"] == min(recall_params.values())
+assert recall_params["RNN + attention"] < recall_params["GRU"]
+# 5c: time ∝ T, far above one product; per-step cost flat from d = 1 to 64, arithmetic shows at 128-256
+# (timings on a shared machine: bounds wide enough for background load, tight enough to catch a wrong trend)
+assert 0.7 < rnn_slope < 1.6 and (rnn_s / prod_s).min() > 5 and att_slope > rnn_slope + 0.3
+claim("4,096", (2 * 64**2) / (2 * 1**2))
+for _us in step_us.values():
+    assert _us[6] < 2.5 * _us[0] and _us[-1] > 1.5 * _us[6], _us
+# 5d: the fitted powers, T calls each fed the last result, constant attention, a path growing 5 per token
+assert np.allclose(rnn_powers, [1, 2], atol=0.01) and np.allclose(att_powers, [2, 1], atol=0.01)
+assert calls == [(T, T, True) for T in T_table]
+assert len({table[T, "att_ops"] for T in T_table}) == 1 and len({table[T, "att_path"] for T in T_table}) == 1
+assert path_per_token == 5 and table[T_table[0], "rnn_path"] > table[T_table[0], "att_path"]
+# Q7's model answer
+claim("0.72", mean("RNN, 96 numbers")[6])
+claim("0.48", mean("RNN")[6])
+"""
+NOT_MEASURED = {
+    "32": "settings: the explorer's unrelated pairs, and the state size of the recall models",
+    "96": "a setting: the larger RNN's state size",
+    "12": "a setting: the recall task's sequence length",
+    "20": "a setting: the number of random draws in 5a",
+    "0.1": "the explorer's threshold for a noticeable change (a setting)",
+    "0.01": "a setting: Adam's learning rate in 5b",
+    "150": "a setting: training steps in 5b",
+    "24": "a setting: sequences per training step in 5b",
+    "256": "a setting: the largest state size timed in 5c",
+    "1000": "a document length in the quiz questions",
+    "1997": "the year of the LSTM paper",
+    "2014": "the year of the GRU and of Bahdanau et al.'s paper",
+    "2017": "the year of the Transformer paper",
 }
