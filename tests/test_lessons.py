@@ -129,8 +129,6 @@ WIDE_FIGURES_TO_RESTACK = {
     "05_qkv_projections",
     "06_multi_head",
     "07_positional_encoding",
-    "08_residual_layernorm",
-    "09_tiny_transformer",
     "10_causal_decoder",
     "11_attention_at_scale",
 }
@@ -161,8 +159,6 @@ CLAIMS_TO_WRITE = {
     "05_qkv_projections",
     "06_multi_head",
     "07_positional_encoding",
-    "08_residual_layernorm",
-    "09_tiny_transformer",
     "10_causal_decoder",
     "11_attention_at_scale",
 }
