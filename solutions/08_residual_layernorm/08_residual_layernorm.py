@@ -35,7 +35,7 @@
 # 4. assemble an encoder block in the post-LN and pre-LN forms and match PyTorch's to $10^{-5}$;
 # 5. read a stack as a residual stream, $x \leftarrow x + f(x)$, and say why a pre-LN stack ends with one more LayerNorm;
 # 6. read measured plots of the gradient reaching the first layer, and of training 12-block stacks with
-#    each norm placement.
+#    each norm placement, with and without a learning-rate warm-up.
 #
 # **You need from earlier lessons:** multi-head self-attention (lesson 6). You built it and showed it
 # equals `nn.MultiheadAttention` with copied weights; inside this lesson's block we use PyTorch's

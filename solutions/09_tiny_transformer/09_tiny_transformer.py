@@ -38,8 +38,8 @@
 #
 # > **Minimal path (about 60–90 minutes).** This lesson is long. The graded work is in sections 3–5: read
 # > section 1 (the task), skim section 2 (it loads your parts and prints one line per part), then do
-# > exercises 9.1, 9.2 and 9.3. Run section 6 to train the model and section 8's cells (the slowest; each prints
-# > its time), and read "What the measurements say" at the end of section 8. Answer the quiz in section 10; Q12 asks you to cite your
+# > exercises 9.1, 9.2 and 9.3. Run section 6 to train the model and section 8's cells (the three seed cells are
+# > the slowest and print their times), and read "What the measurements say" at the end of section 8. Answer the quiz in section 10; Q12 asks you to cite your
 # > own attention maps, so look at section 7 before you write it. You may skim section 2's code, the explorer of
 # > section 7 and "A closer look at √d_k" in section 8; the full path with them takes about 2–3 hours.
 #
@@ -974,8 +974,9 @@ checks.passed("train_step")
 # ## 6. Train it
 #
 # The loop below draws a fresh padded batch at every step and calls **your** `train_step` on `model`, the model
-# that `build(seed=0)` made from your parts in section 4. The optimiser is Adam, a version of gradient descent that adapts the step of every parameter
-# to the size of its recent gradients (section 8 looks at what that means for the $\sqrt{d_k}$ scaling).
+# that `build(seed=0)` made from your parts in section 4. The optimiser is Adam, a version of gradient descent
+# that adapts the step of every parameter to the size of its recent gradients (section 8 looks at what that means
+# for the $\sqrt{d_k}$ scaling).
 
 # %%
 LEARNING_RATE, BATCH, STEPS = 2e-2, 64, 100
@@ -1160,7 +1161,7 @@ widgets.explore(
 # ## 8. Experiment: take the model apart
 #
 # An **ablation** removes one ingredient and measures what is lost. Each row below trains fresh models with
-# one switch changed, everything else equal: the same learning rate and number of steps, your `forward` and your
+# one thing changed, everything else equal: the same learning rate and number of steps, your `forward` and your
 # `train_step`, and your parts from lessons 6–8 wherever section 2 could use them (with their switches:
 # `residual=False` and `layer_norm=False` are your lesson-8 block's). One training run is not enough to compare: a
 # model's result depends on its random initial weights and on the order of its batches. So every row is trained
@@ -1524,10 +1525,10 @@ with ac.student_code("TinyTransformer.forward and train_step"):
 #   heads each give most of their weight to one neighbour (84 % and 63 % in seed 0), while the single head spreads
 #   its weight over the left neighbour, the query itself and the right neighbour (23 %, 25 % and 43 %).
 # * **Which heads matter.** Switching one head off shows it causally, beyond where the heads look: without either
-#   head of block 1 the model falls to 18.1 %–46.1 % (6 cases: 3 seeds, 2 heads), near or below the position-blind
-#   limit; without a head of block 2 it keeps 99.7 %–100.0 %. Block 1's two heads fetch the neighbours; this model
-#   does not need block 2's attention at all, although its heads spread their weight over the keys too. Where a
-#   head looks did not tell us that; removing it did.
+#   head of block 1 the model falls to between 18.1 % and 46.1 % (6 cases: 3 seeds, 2 heads), most of them near the
+#   position-blind limit; without one head of block 2 it keeps 99.7 %–100.0 %. Block 1's two heads fetch the
+#   neighbours; neither head of block 2 is needed on its own, although both put some weight on the neighbours
+#   too. The maps alone did not tell us that; removing the heads did.
 # * **Residual connections (lesson 8).** Without them the model learns hardly anything in 100 steps (9.1 %), and
 #   ends below even the position-blind limit. Without the skip path, the token and its position reach the head
 #   only through every sublayer in turn, and each sublayer must pass on everything, including what it does not

@@ -294,6 +294,12 @@ for _nf in (False, True):
 _size = {c: _np.mean([runs[c, 32, s][1][-1] for s in range(3)]) for c in CONFIGS}
 assert abs(_size["residual + post-LN"] - 1) < 0.01 and abs(_size["layer norm only"] - 1) < 0.01
 assert 1 < _size["residual + pre-LN"] < _size["residual only"], _size
+# section 7, things to try: with a residual path every layer's gradient stays within a small factor of the last one's
+for _c in ("residual only", "residual + post-LN", "residual + pre-LN"):
+    _grads = ffn_stack(32, _c, feed_forward, layer_norm)[0]
+    assert max(_grads) < 10 * _grads[-1] and min(_grads) > _grads[-1] / 10, (_c, _grads)
+_plain = ffn_stack(32, "plain", feed_forward, layer_norm)[0]
+assert _plain[0] < 1e-10 * _plain[-1], "plain: many orders of magnitude"
 # section 8, the gradient reaching layer 1 (prose and model answer)
 _g = first_layer
 claim("79", _g["layer norm only"][0], tol=0.5)
