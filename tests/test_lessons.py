@@ -125,8 +125,6 @@ def test_every_figure_has_alt_text_in_the_page(solved):
 
 # Lessons whose figures are being restacked (issue 24); the lead removes each as its lesson lands.
 WIDE_FIGURES_TO_RESTACK = {
-    "08_residual_layernorm",
-    "09_tiny_transformer",
     "10_causal_decoder",
     "11_attention_at_scale",
 }
@@ -213,8 +211,6 @@ def test_figures_reach_every_reader_in_jupyterlab_and_html(solved, reading_lab, 
 
 # Lessons whose CLAIMS are being written (issue 22); the lead removes each as its lesson lands.
 CLAIMS_TO_WRITE = {
-    "08_residual_layernorm",
-    "09_tiny_transformer",
     "10_causal_decoder",
     "11_attention_at_scale",
 }

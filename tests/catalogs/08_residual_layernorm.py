@@ -13,14 +13,14 @@ def _ffn(body):
 
 
 _BLOCK = """class EncoderBlock(nn.Module):
-    def __init__(self, d_model, n_heads, d_ff, norm_first=False, eps=1e-5):
+    def __init__(self, d_model, n_heads, d_ff, norm_first=False, eps=1e-5, residual=True, layer_norm=True):
         super().__init__()
         self.self_attn = nn.MultiheadAttention(d_model, n_heads, dropout=0.0, batch_first=True)
         self.linear1 = nn.Linear(d_model, d_ff)
         self.linear2 = nn.Linear(d_ff, d_model)
         self.norm1 = nn.LayerNorm(d_model, eps=eps)
         self.norm2 = nn.LayerNorm(d_model, eps=eps)
-        self.norm_first = norm_first
+        self.norm_first, self.residual, self.layer_norm = norm_first, residual, layer_norm
 
     def attend(self, x):
         return self.self_attn(x, x, x, need_weights=False)[0]
@@ -36,8 +36,15 @@ def _block(body):
     return _BLOCK + "".join("        " + line + "\n" for line in body.strip().splitlines())
 
 
+# Correct blocks that honour both switches; `{attend}` is how the attention sublayer is computed.
+_SWITCHED = """n = (lambda z, ln: ln(z)) if self.layer_norm else (lambda z, ln: z)
+for f, ln in (({attend}, self.norm1), (self.ffn, self.norm2)):
+    skip = x if self.residual else 0
+    x = skip + f(n(x, ln)) if self.norm_first else n(skip + f(x), ln)
+return x"""
 _PRE = "x = x + self.attend(self.norm1(x))\nx = x + self.ffn(self.norm2(x))\nreturn x"
 _POST = "x = self.norm1(x + self.attend(x))\nx = self.norm2(x + self.ffn(x))\nreturn x"
+
 
 EXERCISES = {
     "layer-norm": {
@@ -72,7 +79,7 @@ EXERCISES = {
             ),
             "whole tensor": (
                 _ln("    return gamma * (x - x.mean()) / torch.sqrt(x.var(unbiased=False) + eps) + beta"),
-                "last axis",
+                "dim=-1",
             ),
             "no gamma and beta": (
                 _ln(
@@ -140,76 +147,101 @@ EXERCISES = {
                 _block("if not self.norm_first:\n    " + _PRE.replace("\n", "\n    ") + "\n" + _POST),
                 "pre-LN form",
             ),
+            # issue 22: full marks before, then lesson 9 fell back with a TypeError that named no cause
+            "calls self.self_attn directly": (
+                _block(_SWITCHED.format(attend="lambda z: self.self_attn(z, z, z, need_weights=False)[0]")),
+                "only through self.attend(x)",
+            ),
+            "residual switch ignored": (
+                _block(_SWITCHED.replace("x if self.residual else 0", "x").format(attend="self.attend")),
+                "honour both switches",
+            ),
+            "layer_norm switch ignored": (
+                _block(
+                    _SWITCHED.replace(" if self.layer_norm else (lambda z, ln: z)", "").format(attend="self.attend")
+                ),
+                "honour both switches",
+            ),
+            "switches ignored (the old exercise)": (
+                _block("if self.norm_first:\n    " + _PRE.replace("\n", "\n    ") + "\n" + _POST),
+                "honour both switches",
+            ),
             "no residual around attention": (
                 _block(
+                    "n = (lambda z, ln: ln(z)) if self.layer_norm else (lambda z, ln: z)\n"
+                    "r = 1 if self.residual else 0\n"
                     "if self.norm_first:\n"
-                    "    x = self.attend(self.norm1(x))\n    return x + self.ffn(self.norm2(x))\n"
-                    "x = self.norm1(self.attend(x))\nreturn self.norm2(x + self.ffn(x))"
+                    "    x = self.attend(n(x, self.norm1))\n    return r * x + self.ffn(n(x, self.norm2))\n"
+                    "x = n(self.attend(x), self.norm1)\nreturn n(r * x + self.ffn(x), self.norm2)"
                 ),
-                "residual around attention is missing",
+                "the post-LN block is off",
             ),
             "no residual around the FFN": (
                 _block(
-                    "if self.norm_first:\n"
-                    "    x = x + self.attend(self.norm1(x))\n    return self.ffn(self.norm2(x))\n"
-                    "x = self.norm1(x + self.attend(x))\nreturn self.norm2(self.ffn(x))"
+                    _SWITCHED.format(attend="self.attend").replace(
+                        "skip = x if self.residual else 0", "skip = x if self.residual and ln is not self.norm2 else 0"
+                    )
                 ),
-                "residual around the feed-forward network is missing",
+                "the post-LN block is off",
             ),
             "norm1 twice": (
                 _block(
-                    "if self.norm_first:\n"
-                    "    x = x + self.attend(self.norm1(x))\n    return x + self.ffn(self.norm1(x))\n"
-                    "x = self.norm1(x + self.attend(x))\nreturn self.norm1(x + self.ffn(x))"
+                    _SWITCHED.format(attend="self.attend").replace("(self.ffn, self.norm2)", "(self.ffn, self.norm1)")
                 ),
-                "norm1 is used for both",
+                "the post-LN block is off",
             ),
             "post-LN normalises the branch only": (
                 _block(
-                    "if self.norm_first:\n"
-                    "    x = x + self.attend(self.norm1(x))\n"
-                    "    return x + self.ffn(self.norm2(x))\n"
-                    "x = x + self.norm1(self.attend(x))\nreturn x + self.norm2(self.ffn(x))"
+                    _SWITCHED.format(attend="self.attend").replace("else n(skip + f(x), ln)", "else skip + n(f(x), ln)")
                 ),
-                "branch only",
+                "the post-LN block is off",
+            ),
+            "pre-LN normalises the sum again": (
+                _block(
+                    _SWITCHED.format(attend="self.attend").replace(
+                        "skip + f(n(x, ln)) if", "n(skip + f(n(x, ln)), ln) if"
+                    )
+                ),
+                "the pre-LN block is off",
             ),
             "detached through numpy": (
                 _block(
-                    "if self.norm_first:\n"
-                    "    x = x + self.attend(self.norm1(x))\n    x = x + self.ffn(self.norm2(x))\n"
-                    "else:\n"
-                    "    x = self.norm1(x + self.attend(x))\n    x = self.norm2(x + self.ffn(x))\n"
-                    "return torch.from_numpy(x.detach().numpy())"
+                    _SWITCHED.format(attend="self.attend").replace(
+                        "return x", "return torch.from_numpy(x.detach().numpy())"
+                    )
                 ),
-                "gradient",
+                "carries no gradient",
             ),
             "eps of the norms ignored": (
                 _block(
-                    "ln = lambda z, n: layer_norm(z, n.weight, n.bias)\n"
+                    "ln = (lambda z, n: layer_norm(z, n.weight, n.bias)) if self.layer_norm else (lambda z, n: z)\n"
                     "ff = lambda z: feed_forward(z, self.linear1.weight, self.linear1.bias, "
                     "self.linear2.weight, self.linear2.bias)\n"
+                    "r = 1 if self.residual else 0\n"
                     "if self.norm_first:\n"
-                    "    h = x + self.attend(ln(x, self.norm1))\n    return h + ff(ln(h, self.norm2))\n"
-                    "h = ln(x + self.attend(x), self.norm1)\nreturn ln(h + ff(h), self.norm2)"
+                    "    h = r * x + self.attend(ln(x, self.norm1))\n    return r * h + ff(ln(h, self.norm2))\n"
+                    "h = ln(r * x + self.attend(x), self.norm1)\nreturn ln(r * h + ff(h), self.norm2)"
                 ),
                 "eps is ignored",
             ),
         },
         "right": {
-            "modules directly": _block("if self.norm_first:\n    " + _PRE.replace("\n", "\n    ") + "\n" + _POST),
-            "student functions": _block(
-                "ln = lambda z, n: layer_norm(z, n.weight, n.bias, eps=n.eps)\n"
+            "modules, one loop": _block(_SWITCHED.format(attend="self.attend")),
+            "student functions, spelled out": _block(
+                "ln = (lambda z, n: layer_norm(z, n.weight, n.bias, eps=n.eps)) if self.layer_norm else (lambda z, n: z)\n"
                 "ff = lambda z: feed_forward(z, self.linear1.weight, self.linear1.bias, "
                 "self.linear2.weight, self.linear2.bias)\n"
                 "if self.norm_first:\n"
-                "    h = x + self.attend(ln(x, self.norm1))\n    return h + ff(ln(h, self.norm2))\n"
-                "h = ln(x + self.attend(x), self.norm1)\nreturn ln(h + ff(h), self.norm2)"
+                "    h = self.attend(ln(x, self.norm1)) + (x if self.residual else 0)\n"
+                "    return ff(ln(h, self.norm2)) + (h if self.residual else 0)\n"
+                "h = ln(self.attend(x) + (x if self.residual else 0), self.norm1)\n"
+                "return ln(ff(h) + (h if self.residual else 0), self.norm2)"
             ),
-            "F.layer_norm": _block(
-                "ln = lambda z, n: F.layer_norm(z, z.shape[-1:], n.weight, n.bias, n.eps)\n"
-                "sub = [(self.attend, self.norm1), (self.ffn, self.norm2)]\n"
-                "for f, n in sub:\n"
-                "    x = x + f(ln(x, n)) if self.norm_first else ln(x + f(x), n)\n"
+            "F.layer_norm, branches": _block(
+                "ln = lambda z, n: F.layer_norm(z, z.shape[-1:], n.weight, n.bias, n.eps) if self.layer_norm else z\n"
+                "for f, n in [(self.attend, self.norm1), (self.ffn, self.norm2)]:\n"
+                "    if self.norm_first:\n        y = f(ln(x, n))\n        x = x + y if self.residual else y\n"
+                "    else:\n        y = f(x)\n        x = ln(x + y if self.residual else y, n)\n"
                 "return x"
             ),
             # Charged once: a correct 8.3 that calls the student's functions keeps its points although 8.1 and 8.2
@@ -219,12 +251,13 @@ EXERCISES = {
                 "def layer_norm(x, gamma, beta, eps=1e-5):\n    return x\n"
                 "def feed_forward(x, W1, b1, W2, b2):\n    return torch.zeros_like(x)\n"
                 + _block(
-                    "ln = lambda z, n: layer_norm(z, n.weight, n.bias, eps=n.eps)\n"
+                    "ln = (lambda z, n: layer_norm(z, n.weight, n.bias, eps=n.eps)) if self.layer_norm else (lambda z, n: z)\n"
                     "ff = lambda z: feed_forward(z, self.linear1.weight, self.linear1.bias, "
                     "self.linear2.weight, self.linear2.bias)\n"
+                    "r = 1 if self.residual else 0\n"
                     "if self.norm_first:\n"
-                    "    h = x + self.attend(ln(x, self.norm1))\n    return h + ff(ln(h, self.norm2))\n"
-                    "h = ln(x + self.attend(x), self.norm1)\nreturn ln(h + ff(h), self.norm2)"
+                    "    h = r * x + self.attend(ln(x, self.norm1))\n    return r * h + ff(ln(h, self.norm2))\n"
+                    "h = ln(r * x + self.attend(x), self.norm1)\nreturn ln(r * h + ff(h), self.norm2)"
                 )
             ),
         },
@@ -235,4 +268,82 @@ EXERCISES = {
     "quiz-residual-jacobian": quiz("q4_answer", right=["b", "B"], wrong=["a", "c", "d"]),
     "quiz-ln-vs-bn": quiz("q5_answer", right=["b"], wrong=["a", "c", "d"]),
     "quiz-pre-ln": quiz("q6_answer", right=["b", " b "], wrong=["a", "c", "d"]),
+}
+
+# Run in the kernel that executed the solution notebook (tests/test_lessons.py): every number and comparison that the
+# prose, the model answer and the rubric state about the lesson's own measurements.
+CLAIMS = r"""
+import numpy as _np
+# section 1: without skips the derivative shrinks by a roughly constant factor per layer; with skips it stays of the
+# order of a single layer's
+_no = [stack_jacobian_norm(D, False) for D in (1, 5, 10)]
+_yes = [stack_jacobian_norm(D, True) for D in (1, 5, 10)]
+assert _no[0] > 5 * _no[1] > 25 * _no[2] and max(_yes) < 10 * min(_yes), (_no, _yes)
+# section 6: post-LN's stream leaves every block with size 1, pre-LN's grows
+_x0 = torch.from_numpy(data.embed(data.DOG_SENTENCE, 16))[None]
+for _nf in (False, True):
+    torch.manual_seed(0)
+    _blocks = [EncoderBlock(16, 2, 32, norm_first=_nf).double().eval() for _ in range(12)]
+    _x, _sizes = _x0, []
+    with torch.no_grad():
+        for _b in _blocks:
+            _x = _b(_x)
+            _sizes.append(rms(_x))
+    assert (max(abs(s - 1) for s in _sizes) < 0.01) if not _nf else (_sizes[-1] > 1.4 * _sizes[0]), _sizes
+# section 7 (things to try) and 8: the stream's size after 32 layers
+_size = {c: _np.mean([runs[c, 32, s][1][-1] for s in range(3)]) for c in CONFIGS}
+assert abs(_size["residual + post-LN"] - 1) < 0.01 and abs(_size["layer norm only"] - 1) < 0.01
+assert 1 < _size["residual + pre-LN"] < _size["residual only"], _size
+# section 7, things to try: with a residual path every layer's gradient stays within a small factor of the last one's
+for _c in ("residual only", "residual + post-LN", "residual + pre-LN"):
+    _grads = ffn_stack(32, _c, feed_forward, layer_norm)[0]
+    assert max(_grads) < 10 * _grads[-1] and min(_grads) > _grads[-1] / 10, (_c, _grads)
+_plain = ffn_stack(32, "plain", feed_forward, layer_norm)[0]
+assert _plain[0] < 1e-10 * _plain[-1], "plain: many orders of magnitude"
+# section 8, the gradient reaching layer 1 (prose and model answer)
+_g = first_layer
+claim("79", _g["layer norm only"][0], tol=0.5)
+claim("0.29", _g["layer norm only"][-1])
+claim("2.5", _g["plain"][-1] / 1e-19)
+claim("14", _g["residual + post-LN"][-1])
+claim("43", _g["residual only"][-1])
+assert all(13.5 <= _g[c][-1] <= 43.5 for c in ("residual only", "residual + post-LN", "residual + pre-LN"))
+assert _g["layer norm only"][-1] < _g["layer norm only"][0] / 100 and _g["plain"][-1] < 1e-15
+# training; 'learned' = a final loss more than 0.2 below the class-frequency loss
+claim("1.38", baseline)
+claim("0.70", final[12, 3e-3, "post-LN"].mean())
+claim("0.72", final[12, 3e-3, "pre-LN"].mean())
+claim("0.68", final[3, 3e-2, "post-LN"].mean())
+claim("0.68", final[3, 3e-2, "pre-LN"].mean())
+claim("1.34", final[12, 2e-2, "post-LN"].mean())
+claim("1.34", final[12, 3e-2, "post-LN"].mean())
+claim("0.94", final[12, 2e-2, "post-LN with warm-up"].mean())
+claim("0.73", final[12, 2e-2, "pre-LN"].mean())
+claim("0.94", warm[lowest])
+claim("0.008", 3e-2 * (lowest + 1) / WARMUP)
+claim("0.013", 3e-2 * min(1, (lowest + 10) / WARMUP))
+claim("1.30", warm[-1])
+for (_D, _lr), _runs in RUNS.items():
+    for _label, *_ in _runs:
+        _expect = 0 if (_D == 12 and _lr > 0.01 and _label == "post-LN") else 4
+        if _label == "post-LN with warm-up":
+            _expect = 4 if _lr == 2e-2 else 0
+        assert learned[_D, _lr, _label] == _expect, (_D, _lr, _label, learned[_D, _lr, _label])
+# "about equally well" at lr 0.003; the rescued post-LN stays above pre-LN; falls during the warm-up, climbs back
+assert abs(final[12, 3e-3, "post-LN"].mean() - final[12, 3e-3, "pre-LN"].mean()) < 0.05
+assert final[12, 2e-2, "post-LN with warm-up"].min() > final[12, 2e-2, "pre-LN"].mean()
+assert warm[lowest] < warm[-1] - 0.2 and lowest + 10 < WARMUP
+"""
+
+NOT_MEASURED = {
+    "12": "a setting: the number of blocks",
+    "16": "a setting: d_model, and the size of the identity matrix in section 1",
+    "32": "a setting: depths up to 32, d_ff = 32, the colleague's 32 blocks",
+    "2048": "the original Transformer's d_ff for d_model = 512 (a convention)",
+    "120": "a setting: training steps",
+    "60": "a setting: warm-up steps",
+    "0.003": "a setting: a learning rate",
+    "0.02": "a setting: a learning rate",
+    "0.03": "a setting: a learning rate",
+    "0.2": "a definition: the margin below the class-frequency loss that counts as 'learned'",
 }
