@@ -105,6 +105,13 @@ class Pool:
     def take(self, index, log_dir):
         return self.idle.pop() if self.idle else Worker(index, log_dir)
 
+    def give_back(self, worker):
+        """A worker that finished its share of a run waits for the next run (the canary, then the class)."""
+        if worker.proc.poll() is None:
+            self.idle.append(worker)
+        else:
+            worker.close()
+
     def close(self):
         for worker in self.idle:
             worker.close()
@@ -112,7 +119,9 @@ class Pool:
 
 
 def run_jobs(jobs, workers, cap, log_dir, on_result, progress, pool=None):
-    """Grade `jobs` on `workers` long-lived workers; on_result(job, result) runs in this thread."""
+    """Grade `jobs` on `workers` long-lived workers; on_result(job, result) runs in this thread. The
+    workers go back to `pool` (the caller closes it), or are closed if no pool was given."""
+    own = pool is None
     pool = pool or Pool(0, log_dir)
     todo = queue.Queue()
     for job in jobs:
@@ -149,7 +158,7 @@ def run_jobs(jobs, workers, cap, log_dir, on_result, progress, pool=None):
                     worker = Worker(index, log_dir)
                 done.put((job, result))
         finally:
-            worker.close()
+            pool.give_back(worker)
 
     threads = [threading.Thread(target=serve, args=(i,), daemon=True) for i in range(max(1, min(workers, len(jobs))))]
     for t in threads:
@@ -160,3 +169,5 @@ def run_jobs(jobs, workers, cap, log_dir, on_result, progress, pool=None):
         progress(n + 1, len(jobs), job, result)
     for t in threads:
         t.join()
+    if own:
+        pool.close()
