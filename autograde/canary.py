@@ -27,7 +27,10 @@ def preflight(course, python=None):
     helpers = [Path(p).resolve() for p in env["helpers"]]
     own = (course.root / "attention_course").resolve()
     if not helpers:
-        return f"the kernel's Python ({env['executable']}) cannot import attention_course: run `make venv` in {course.root}"
+        return (
+            f"the kernel's Python ({env['executable']}) cannot import attention_course: "
+            f"run `make venv` in {course.root}"
+        )
     if own.is_dir() and own not in helpers:
         return (
             f"the kernel imports attention_course from {helpers[0]}, but this course's is {own}: its .venv was "

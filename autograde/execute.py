@@ -12,36 +12,35 @@ from nbgrader.preprocessors import Execute
 from traitlets import Bool, Dict, Int, List, Unicode
 
 from . import guard
-from .sandbox import SandboxKernelManager, size
+from .sandbox import Limits, SandboxKernelManager, size
 
 AUTOGRADE_KEY = "autograde_injected"
 
 
-def limit_hit(nb, limits, exit_code=None, died=False):
-    """The limit a notebook ran into, as a status reason ('memory limit 2 GiB'), or ''."""
-    text = []
-    for cell in nb.cells:
-        for out in cell.get("outputs", []):
-            if out.get("output_type") == "error":
-                text.append(f"{out.get('ename', '')}: {out.get('evalue', '')}")
-    joined = "\n".join(text)
-    if (
-        "MemoryError" in joined
-        or "can't allocate memory" in joined
-        or "Cannot allocate memory" in joined
-        or "std::bad_alloc" in joined
-    ):
-        return f"memory limit {size(limits['memory'])}"
-    if "[Errno 27]" in joined or "File too large" in joined:
-        return f"file size limit {size(limits['file_size'])}"
-    if (
-        "BlockingIOError" in joined
-        and "Resource temporarily unavailable" in joined
-        or "can't start new thread" in joined
-    ):
-        return f"process limit ({limits['processes']} processes)"
+# (what the error says, which limit, counted by a cgroup when there is one)
+LIMIT_ERRORS = [
+    (("No space left on device", "[Errno 28]"), "disk", False),
+    (("MemoryError", "can't allocate memory", "Cannot allocate memory", "std::bad_alloc"), "memory", True),
+    (("[Errno 27]", "File too large"), "file_size", False),
+    (("can't start new thread", "BlockingIOError: [Errno 11] Resource temporarily unavailable"), "processes", True),
+]
+
+
+def limit_hit(nb, limits, exit_code=None, died=False, counted=False):
+    """The limit a notebook ran into, as a status reason ('memory limit 2 GiB'), or '', from its
+    errors. With `counted`, memory and processes are counted by the kernel (a cgroup) and only that
+    count says they were exceeded: an error message a notebook prints proves nothing."""
+    errors = "\n".join(
+        f"{out.get('ename', '')}: {out.get('evalue', '')}"
+        for cell in nb.cells
+        for out in cell.get("outputs", [])
+        if out.get("output_type") == "error"
+    )
+    for needles, which, by_cgroup in LIMIT_ERRORS:
+        if not (counted and by_cgroup) and any(n in errors for n in needles):
+            return Limits(**limits).reason(which)
     if died and exit_code in (-24, 152, 128 + 24):
-        return f"CPU time limit {limits['cpu']} s"
+        return Limits(**limits).reason("cpu")
     return ""
 
 
@@ -143,7 +142,8 @@ class SandboxExecute(Execute):
             lines = km_.guard_lines(wait=2) if km_ is not None else []
             report["exit_code"] = getattr(km_, "exit_code", None)
             report["flags"] = self._settle(nb, lines) if not report["died"] else []
-            report["limit"] = limit_hit(nb, self.limits, report["exit_code"], report["died"])
+            counted = km_ is not None and km_.counted
+            report["limit"] = limit_hit(nb, self.limits, report["exit_code"], report["died"], counted)
             if km_ is not None and km_.limit_exceeded:
                 report["limit"] = km_.limit_exceeded
             if self._over_output:

@@ -17,6 +17,8 @@ from pathlib import Path
 
 from nbgrader.api import Gradebook, MissingEntry
 
+from .report import safe_cell
+
 # Canvas: the first five columns of its gradebook export/import, then one column per assignment (the
 # lesson id); the second row gives each assignment's points possible (the identity columns are left empty there).
 CANVAS_ID_COLUMNS = ["Student", "ID", "SIS User ID", "SIS Login ID", "Section"]
@@ -93,7 +95,7 @@ def export(kind, roster_path, out_path, db_url):
     maximum, points = lesson_points(db_url)
     rows = (canvas_rows if kind == "canvas" else moodle_rows)(roster, maximum, points)
     with open(out_path, "w", newline="", encoding="utf-8") as handle:
-        csv.writer(handle).writerows(rows)
+        csv.writer(handle).writerows([safe_cell(cell) for cell in row] for row in rows)
     return sorted({p["student_id"] for p in roster for n in maximum if (p["student_id"], n) not in points})
 
 

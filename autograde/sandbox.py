@@ -161,7 +161,7 @@ def python_binds(executable=None):
     binds = [venv]
     if not str(real).startswith(str(venv) + os.sep) and real != venv:
         binds.append(real)
-    for entry in kernel_environment(str(exe))["path"]:
+    for entry in environment_or_empty(str(exe))["path"]:
         path = Path(entry)
         inside = any(str(path).startswith(str(b) + os.sep) for b in binds)
         if not inside and path.name in ("site-packages", "dist-packages") and path.is_dir():
@@ -172,7 +172,15 @@ def python_binds(executable=None):
 def helper_binds(executable=None):
     """Where the kernel's Python imports the course's helper package from (an editable install points
     into a course folder: only the package's own folder is bound, never the course around it)."""
-    return [str(Path(p).resolve()) for p in kernel_environment(executable)["helpers"]]
+    return [str(Path(p).resolve()) for p in environment_or_empty(executable)["helpers"]]
+
+
+def environment_or_empty(python):
+    """kernel_environment, or nothing to bind if that Python cannot be asked (the canary then says why)."""
+    try:
+        return kernel_environment(python)
+    except (RuntimeError, OSError, ValueError, subprocess.TimeoutExpired):
+        return {"path": [], "helpers": []}
 
 
 def system_binds():
@@ -407,6 +415,7 @@ class SandboxKernelManager(AsyncKernelManager):
         self.kernel_uid = None
         self.box = None
         self.limit_exceeded = ""
+        self.counted = False  # memory and processes counted by a cgroup
         self.disk_peak = 0
         if os.geteuid() == 0 and self.sandbox == "bwrap":
             self.kernel_uid = self.run_as if self.run_as >= 0 else UID_BASE + os.getpid()
@@ -484,6 +493,7 @@ class SandboxKernelManager(AsyncKernelManager):
                 processes=limits.processes + 64,
             )
         box = self.box
+        self.counted = box is not None and not isinstance(box, containment.MeasuredBox)
 
         def preexec():
             _die_with_parent()
