@@ -10,7 +10,7 @@ import time
 from dataclasses import asdict
 from pathlib import Path
 
-from . import canary, gradebook, guard, report, sandbox, tamper
+from . import canary, containment, gradebook, guard, report, sandbox, tamper
 from . import collect as collect_step
 from .course import Course, nbgrader_env
 from .feedback import failure_page
@@ -40,9 +40,10 @@ def isolation_of(args, limits):
         )
     who = "a throw-away uid per worker" if os.geteuid() == 0 else "your uid in a user namespace"
     lim = ", ".join(f"{k} {v}" for k, v in limits.describe().items())
+    home = "an in-memory home" if sandbox.sized_tmpfs() else "a private scratch folder (its size measured)"
     return (
-        f"bubblewrap sandbox per notebook (no network, own pid namespace, read-only Python, private scratch, "
-        f"{who}); limits: {lim}"
+        f"bubblewrap sandbox per notebook (no network, own pid namespace, read-only Python, {home}, {who}); "
+        f"limits: {lim}; memory and processes per notebook: {containment.detect().name}"
     ), "bwrap"
 
 

@@ -76,13 +76,14 @@ def fold(name):
 
 
 def derive_id(name):
-    """A valid student id made from a name that is not one: spaces become '-', letters of every script
-    are kept ('José García' -> 'José-García'), other characters become their code ('🙂' -> 'u1f642')."""
+    """A valid student id made from a name that is not one: letters of every script are kept, spaces and
+    ASCII punctuation become '-' ('José García' -> 'José-García'), other signs become their code point
+    ('🙂' -> 'u1f642'), so that different names do not become one id."""
     parts = []
     for ch in unicodedata.normalize("NFC", name).strip():
         if re.fullmatch(r"[\w.@+-]", ch) and ch != "_":
             parts.append(ch)
-        elif ch.isspace() or ch == "_":
+        elif ch.isspace() or ch.isascii():
             parts.append("-")
         else:
             parts.append(f"-u{ord(ch):x}-")

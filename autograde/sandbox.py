@@ -380,6 +380,7 @@ def clean_stale():
             continue
         if not psutil.pid_exists(pid):
             shutil.rmtree(path, ignore_errors=True)
+    containment.clean_stale(psutil.pid_exists)  # and their cgroups
 
 
 class SandboxKernelManager(AsyncKernelManager):
