@@ -6,6 +6,7 @@ import json
 import os
 import shutil
 import sys
+import threading
 import time
 from dataclasses import asdict
 from pathlib import Path
@@ -24,6 +25,7 @@ def limits_from(args):
         cpu=args.cpu,
         processes=args.processes,
         file_size=sandbox.parse_size(args.file_size),
+        disk=sandbox.parse_size(getattr(args, "disk", "1G")),
         output=sandbox.parse_size(args.output),
     )
 
@@ -51,10 +53,9 @@ def isolation_of(args, limits):
 # what the tests rely on
 
 
-def run_canary(course, lesson, notebooks, released, protected, job_for, template, work, out, args, pool, isolation):
-    """Grade the lesson's solution and its unanswered release as students' submissions, on the same
-    workers; refuse the batch (SystemExit, nothing graded) if they do not score full marks and 0."""
-
+def canary_jobs(course, lesson, notebooks, released, protected, job_for, work, out, isolation):
+    """The canary's two jobs: the lesson's solution and its unanswered release, repaired and scanned as
+    students' submissions are (a flag or a failure here refuses the batch at once)."""
     folder = work / "canary"
     shutil.rmtree(folder, ignore_errors=True)
     jobs = []
@@ -63,38 +64,39 @@ def run_canary(course, lesson, notebooks, released, protected, job_for, template
         src.mkdir(parents=True)
         for nb_name, data in files.items():
             (src / f"{nb_name}.ipynb").write_bytes(data)
-        notes, flags, failure = prepare(
-            src, folder / "sanitized" / student / lesson, notebooks, released, protected, hashlib.sha256()
-        )
+        dest = folder / "sanitized" / student / lesson
+        _, flags, failure = prepare(src, dest, notebooks, released, protected, hashlib.sha256())
         if failure or flags:
-            pool.close()
             raise SystemExit(canary.refusal(lesson, [f"{student}: {failure or '; '.join(flags)}"], isolation))
         job = job_for(student, folder / "sanitized", folder / student, out / "logs" / f"{student}.log")
-        jobs.append(dict(job, canary=True, template=str(template)))
-    results = {}
-    run_jobs(
-        jobs,
-        args.workers,
-        args.timeout,
-        out / "logs",
-        lambda j, r: results.__setitem__(j["student"], r),
-        lambda *a: None,
-        pool,
-    )
-    manual = {
-        c.metadata.nbgrader.grade_id
-        for nb in released.values()
-        for c in nb.cells
-        if (c.metadata.get("nbgrader") or {}).get("solution") and c.metadata.nbgrader.get("grade")
-    }
-    problems = canary.verdict(results, report.graded_cells([released[nb] for nb in notebooks]), manual)
-    shutil.rmtree(folder, ignore_errors=True)
-    write_json(
-        out / "canary.json", {"problems": problems, "seconds": {k: r.get("seconds") for k, r in results.items()}}
-    )
-    if problems:
-        pool.close()
-        raise SystemExit(canary.refusal(lesson, problems, isolation))
+        jobs.append(dict(job, canary=True))
+    return jobs
+
+
+class CanaryGate:
+    """Students' results wait until the canary's two have come and passed: then they are recorded (in
+    the order they came); if the canary failed, nothing is recorded and no new notebook starts."""
+
+    def __init__(self, expected, columns, manual, record):
+        self.expected, self.columns, self.manual, self.record = expected, columns, manual, record
+        self.results, self.held, self.problems, self.stop = {}, [], None, threading.Event()
+        self.worker_seconds = 0.0
+
+    def __call__(self, job, result):
+        if job.get("canary"):
+            self.results[job["student"]] = result
+            self.worker_seconds += result.get("seconds") or 0.0
+            if len(self.results) == self.expected:
+                self.problems = canary.verdict(self.results, self.columns, self.manual)
+                if self.problems:
+                    self.stop.set()
+                for held in self.held if not self.problems else []:
+                    self.record(*held)
+                self.held = []
+        elif self.problems is None:
+            self.held.append((job, result))
+        elif not self.problems:
+            self.record(job, result)
 
 
 def prepare(src, dest, notebooks, released, protected, key):
@@ -135,6 +137,12 @@ def prepare(src, dest, notebooks, released, protected, key):
             if extra.name != "timestamp.txt":
                 key.update(extra.read_bytes())
     return notes, flags, failure
+
+
+def canary_seconds(out):
+    """Worker seconds the canary took in this batch (0 if it did not run)."""
+    path = out / "canary.json"
+    return json.loads(path.read_text()).get("worker_seconds", 0.0) if path.exists() else 0.0
 
 
 def write_json(path, data):
@@ -307,17 +315,27 @@ def run(args):
                 old.unlink()
             gradebook.make_template(course, lesson, work / "template.tmp")
             (work / "template.tmp").replace(template)
-        for job in jobs:
+        first = canary_jobs(course, lesson, notebooks, released, protected, job_for, work, out, isolation)
+        for job in first + jobs:
             job["template"] = str(template)
-        t = phase("grading (workers)", t)
-        say("canary: grading the lesson's own solution and its unanswered release first")
-        run_canary(course, lesson, notebooks, released, protected, job_for, template, work, out, args, pool, isolation)
-        t = phase("canary", t)
+        manual = {
+            c.metadata.nbgrader.grade_id
+            for nb in released.values()
+            for c in nb.cells
+            if (c.metadata.get("nbgrader") or {}).get("solution") and c.metadata.nbgrader.get("grade")
+        }
+        gate = CanaryGate(len(first), report.graded_cells([released[nb] for nb in notebooks]), manual, on_result)
         say(
-            f"grading {len(jobs)} submission(s) of {lesson} on {min(args.workers, len(jobs))} worker(s); "
-            f"isolation: {isolation}"
+            f"grading the canary (the lesson's solution and its blank) and {len(jobs)} submission(s) of {lesson} "
+            f"on {min(args.workers, len(jobs) + len(first))} worker(s); isolation: {isolation}"
         )
-        run_jobs(jobs, args.workers, args.timeout, out / "logs", on_result, progress, pool)
+        run_jobs(first + jobs, args.workers, args.timeout, out / "logs", gate, progress, pool, gate.stop)
+        shutil.rmtree(work / "canary", ignore_errors=True)
+        canary_record = {"problems": gate.problems, "worker_seconds": round(gate.worker_seconds, 2)}
+        write_json(out / "canary.json", canary_record)
+        if gate.problems is None or gate.problems:
+            pool.close()
+            raise SystemExit(canary.refusal(lesson, gate.problems or ["the canary did not finish"], isolation))
     pool.close()
     t = phase("grading (workers)", t)
     for student, res in results.items():
@@ -374,6 +392,7 @@ def run(args):
             "phases": phases,
             "worker_phases_summed": worker_phases,
             "graded": len(jobs),
+            "canary_worker_seconds": canary_seconds(out) if jobs else 0.0,
             "workers": args.workers,
             "isolation": kind,
         },

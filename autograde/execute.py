@@ -139,6 +139,8 @@ class SandboxExecute(Execute):
             raise
         finally:
             km_ = self._km
+            if km_ is not None:
+                km_.settle()
             lines = km_.guard_lines(wait=2) if km_ is not None else []
             report["exit_code"] = getattr(km_, "exit_code", None)
             report["flags"] = self._settle(nb, lines) if not report["died"] else []

@@ -41,11 +41,13 @@ GUARD_FILE = "<autograde guard>"
 TEST_FILE = "<autograde test "
 HIDDEN_BEGIN, HIDDEN_END = "### BEGIN HIDDEN TESTS", "### END HIDDEN TESTS"
 
-# Standard-library modules that act for their caller: an event they raise counts as their caller's.
+# Standard-library modules that act for their caller (they return frames, or call what they are given):
+# an event they raise counts as their caller's. Not here: modules that read a frame for themselves
+# (collections.namedtuple, typing, enum and warnings look up their caller's module name).
 PLUMBING = frozenset(
-    "inspect traceback linecache functools contextlib abc typing enum dataclasses copy types weakref collections "
-    "operator importlib threading concurrent asyncio subprocess os posixpath shutil pty multiprocessing signal "
-    "socket selectors ctypes gc platform codecs io re pickle copyreg reprlib pprint".split()
+    "inspect traceback linecache functools contextlib copy types weakref operator importlib threading "
+    "concurrent asyncio sched atexit subprocess os posixpath shutil pty multiprocessing signal socket "
+    "selectors ctypes gc codecs io pickle copyreg".split()
 )
 SOFT_PLUMBING = frozenset({"traceback", "linecache"})  # format frames for their caller: reported, not fatal
 FRAME_ATTRIBUTES = frozenset({"tb_frame", "gi_frame", "cr_frame", "ag_frame"})

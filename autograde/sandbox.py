@@ -308,9 +308,15 @@ def sized_tmpfs():
     """True if this bwrap can size a tmpfs (--size, bubblewrap >= 0.7)."""
     if "ok" not in _SIZED_TMPFS:
         exe = bwrap_path()
+        links = [
+            x
+            for link in ("/lib", "/lib64", "/bin")
+            if os.path.islink(link)
+            for x in ("--symlink", os.readlink(link), link)
+        ]
         try:
             result = subprocess.run(
-                [exe, "--ro-bind", "/usr", "/usr", "--size", "1048576", "--tmpfs", "/x", "--", "/usr/bin/true"],
+                [exe, "--ro-bind", "/usr", "/usr", *links, "--size", "1048576", "--tmpfs", "/x", "--", "/usr/bin/true"],
                 capture_output=True,
                 timeout=30,
             )
@@ -318,6 +324,18 @@ def sized_tmpfs():
         except (OSError, subprocess.TimeoutExpired, TypeError):
             _SIZED_TMPFS["ok"] = False
     return _SIZED_TMPFS["ok"]
+
+
+def folder_bytes(folder):
+    """Bytes of the files under `folder` (links not followed)."""
+    total = 0
+    for top, _, files in os.walk(folder):
+        for name in files:
+            try:
+                total += os.lstat(os.path.join(top, name)).st_size
+            except OSError:
+                pass
+    return total
 
 
 def _die_with_parent():
@@ -521,17 +539,25 @@ class SandboxKernelManager(AsyncKernelManager):
                 self.box.watch(process.pid, lambda: self.disk_peak)
 
     def _watch_home(self, pid):
-        """The peak use of the kernel's in-memory home, read through the sandbox's /proc/<pid>/root
-        (possible as root; elsewhere a full home shows as 'No space left on device')."""
+        """The peak use of the kernel's home. In memory (a tmpfs), read through the sandbox's
+        /proc/<pid>/root (as root; elsewhere a full home shows as 'No space left on device'). On disk
+        (bubblewrap without --size), measured here, and the sandbox killed when it is over."""
         import psutil
 
-        inner = None
+        inner, disk, in_memory = None, self.the_limits.disk, sized_tmpfs()
         while self.exit_code is None:
             try:
-                inner = inner or psutil.Process(pid).children()[0].pid
-                stat = os.statvfs(f"/proc/{inner}/root{HOME}")
-                if abs(stat.f_blocks * stat.f_frsize - self.the_limits.disk) <= 1 << 20:  # the home's tmpfs
-                    self.disk_peak = max(self.disk_peak, (stat.f_blocks - stat.f_bfree) * stat.f_frsize)
+                if in_memory:
+                    inner = inner or psutil.Process(pid).children()[0].pid
+                    stat = os.statvfs(f"/proc/{inner}/root{HOME}")
+                    if abs(stat.f_blocks * stat.f_frsize - disk) <= 1 << 20:  # the home's tmpfs, not the host's
+                        self.disk_peak = max(self.disk_peak, (stat.f_blocks - stat.f_bfree) * stat.f_frsize)
+                else:
+                    self.disk_peak = max(self.disk_peak, folder_bytes(self.scratch))
+                    if self.disk_peak > disk:
+                        for proc in [psutil.Process(pid), *psutil.Process(pid).children(recursive=True)]:
+                            proc.kill()
+                        return
             except (psutil.Error, IndexError):
                 pass  # the sandbox is not up yet, or is gone
             except OSError:
@@ -562,15 +588,24 @@ class SandboxKernelManager(AsyncKernelManager):
             self.exit_code = self.provisioner.process.returncode
         if self.exit_code is None:
             self.exit_code = 0
-        if self.box is not None:
-            limits = self.the_limits
-            which = self.box.verdict()
-            if not which and self.disk_peak >= 0.98 * limits.disk:
-                which = "disk"
-            self.limit_exceeded = limits.reason(which)
-            self.box.close()
-            self.box = None
+        self.settle()
         await super()._async_cleanup_resources(restart=restart)
+
+    def settle(self):
+        """Read which limit of its box the notebook hit, then close the box (everything left in it is
+        killed). Also called by the executor: nbclient skips the clean-up of a kernel that died."""
+        if self.box is None:
+            return
+        limits = self.the_limits
+        which = self.box.verdict()
+        if not which and self.disk_peak >= 0.98 * limits.disk:
+            which = "disk"
+        self.limit_exceeded = limits.reason(which)
+        self.box.close()
+        self.box = None
+        if self.exit_code is None and getattr(self.provisioner, "process", None) is not None:
+            self.exit_code = self.provisioner.process.poll()
+        shutil.rmtree(self.scratch, ignore_errors=True)
         if self._reader is not None:
             self._reader.join(2)
         for fd in (self.guard_read, self.guard_write, self.setup_fd):

@@ -326,8 +326,13 @@ def out_dir(course):
 
 
 def read_grades(course):
+    """The rows of grades.csv, with the apostrophe that keeps a spreadsheet from running a cell taken off."""
     with open(out_dir(course) / "grades.csv") as fh:
-        return list(csv.DictReader(fh))
+        return [{k: unescaped(v) for k, v in row.items()} for row in csv.DictReader(fh)]
+
+
+def unescaped(value):
+    return value[1:] if value.startswith("'") and value[1:2] in ("=", "+", "-", "@", "\t", "\r") else value
 
 
 def course_files(course):
@@ -413,10 +418,13 @@ def batch(course, tmp_path_factory):
 
 
 def by_student(rows):
+    """{student: the row of the file graded for them (or the row that says why none was)}."""
     graded = {}
     for row in rows:
-        if not row["status"].startswith("superseded"):
+        if not row["status"].startswith(("superseded", "not this lesson", "not graded", "extra file")):
             graded.setdefault(row["student"], row)
+    for row in rows:
+        graded.setdefault(row["student"], row)
     return graded
 
 
@@ -616,9 +624,13 @@ def unprivileged(cmd, readable):
         {str(a) for p in readable for a in Path(p).parents if a != Path("/") and not a.stat().st_mode & 0o001}
     )
     for folder in closed:
-        if not any(folder.startswith(other + "/") for other in closed):
-            wrap += ["--perms", "0755", "--tmpfs", folder]
-            wrap += [x for p in readable if str(p).startswith(folder + "/") for x in ("--ro-bind", str(p), str(p))]
+        if any(folder.startswith(other + "/") for other in closed):
+            continue
+        wrap += ["--perms", "0755", "--tmpfs", folder]
+        for path in (Path(p) for p in readable if str(p).startswith(folder + "/")):
+            between = [a for a in reversed(path.parents) if str(a).startswith(folder + "/")]
+            wrap += [x for a in between for x in ("--perms", "0755", "--dir", str(a))]
+            wrap += ["--ro-bind", str(path), str(path)]
     return [*wrap, "--", "setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--", *cmd]
 
 
