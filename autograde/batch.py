@@ -50,7 +50,7 @@ def isolation_of(args, limits):
 
 
 # --------------------------------------------------------------------------------------------
-# what the tests rely on
+# the canary, and each submission made gradable
 
 
 def canary_jobs(course, lesson, notebooks, released, protected, job_for, work, out, isolation):
@@ -335,6 +335,7 @@ def run(args):
         write_json(out / "canary.json", canary_record)
         if gate.problems is None or gate.problems:
             pool.close()
+            shutil.rmtree(work / "students", ignore_errors=True)
             raise SystemExit(canary.refusal(lesson, gate.problems or ["the canary did not finish"], isolation))
     pool.close()
     t = phase("grading (workers)", t)

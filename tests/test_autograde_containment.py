@@ -92,6 +92,17 @@ def test_this_machines_cgroup_counts_shared_memory_and_children():
         box.close()
 
 
+@pytest.mark.skipif(isinstance(containment.detect(), containment.Measured), reason="no writable cgroup here")
+def test_this_machines_cgroup_counts_processes_and_threads_together():
+    box = containment.detect().box("autograde-test-pids", memory=512 << 20, processes=12)
+    spawn = "import threading, time\nfor _ in range(40):\n    threading.Thread(target=time.sleep, args=(2,)).start()"
+    try:
+        assert run_in(box, spawn) != 0
+        assert box.verdict() == "processes"
+    finally:
+        box.close()
+
+
 def test_measured_fallback_kills_a_sandbox_over_its_memory():
     box = containment.Measured(interval=0.05).box("x", memory=100 << 20, processes=64)
     try:

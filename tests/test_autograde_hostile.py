@@ -116,7 +116,7 @@ def course(tmp_path):
 # --- the property ------------------------------------------------------------------------------------
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=50, deadline=None, database=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(rnd=st.randoms(use_true_random=False), count=st.integers(1, 4))
 def test_any_mutant_gets_one_row_and_leaves_the_honest_control_as_it_was(tmp_path_factory, rnd, count):
     tmp_path = tmp_path_factory.mktemp("mutant")
