@@ -119,3 +119,16 @@ def test_no_csv_cell_is_a_formula(tmp_path):
     rows[0].update(status="graded", flags="", notes="")
     report.write(tmp_path, L, [("t", 2.0)], rows, "none")
     assert "'=HYPERLINK(1)" in (tmp_path / "grades.csv").read_text()
+
+
+def test_no_lms_export_cell_is_a_formula(tmp_path, monkeypatch):
+    from autograde import lms
+
+    monkeypatch.setattr(lms, "lesson_points", lambda db_url: ({L: 12.0}, {("ada", L): 9.0}))
+    roster = tmp_path / "roster.csv"
+    roster.write_text("student_id,name,email,lms_id\nada,=HYPERLINK(1),@evil,1\n")
+    for kind in ("canvas", "moodle"):
+        lms.export(kind, roster, tmp_path / f"{kind}.csv", "sqlite://")
+        text = (tmp_path / f"{kind}.csv").read_text()
+        assert "'=HYPERLINK(1)" in text and ",=HYPERLINK" not in text and "\n=HYPERLINK" not in text
+    assert "'@evil" in (tmp_path / "moodle.csv").read_text()
