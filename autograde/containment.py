@@ -147,8 +147,10 @@ class V1Box(Box):
 
 
 class CgroupV2:
-    """One v2 cgroup per notebook under this process's own, where the memory and pids controllers are
-    (or can be) enabled for its children."""
+    """One v2 cgroup per notebook, under a parent where the memory and pids controllers are (or can be)
+    enabled for children: this process's own cgroup (a delegated one), or, as root, an `autograde`
+    cgroup made at the top of the hierarchy (a cgroup that holds processes cannot enable controllers
+    for children, the top one excepted)."""
 
     name = "cgroup v2 (memory, pids)"
 
@@ -161,19 +163,25 @@ class CgroupV2:
         if path is None:
             return None
         for mount in (root, root / "unified"):
-            parent = mount / path.lstrip("/")
-            if (parent / "cgroup.subtree_control").exists():
+            if not (mount / "cgroup.subtree_control").exists():
+                continue
+            for parent in (mount / path.lstrip("/"), mount / "autograde"):
                 candidate = cls(parent)
-                return candidate if candidate.works() else None
+                if candidate.works():
+                    return candidate
         return None
 
     def works(self):
+        made = not self.parent.exists()
         try:
+            self.parent.mkdir(exist_ok=True)
             enabled = set((self.parent / "cgroup.subtree_control").read_text().split())
             if not {"memory", "pids"} <= enabled:
                 _write(self.parent / "cgroup.subtree_control", "+memory +pids")
             box = self.box(f"autograde-{os.getpid()}-probe", memory=64 << 20, processes=8)
         except OSError:
+            if made:
+                _kill_and_remove([self.parent])
             return False
         box.close()
         return True

@@ -45,6 +45,7 @@ def test_cgroup_v2_box_writes_the_limits_and_reads_the_verdict(tmp_path):
     (tmp_path / "cgroup").write_text("0::/grading.slice\n")
     parent = tmp_path / "fs" / "grading.slice"
     parent.mkdir(parents=True)
+    (tmp_path / "fs" / "cgroup.subtree_control").write_text("memory pids\n")
     (parent / "cgroup.subtree_control").write_text("memory pids\n")
     v2 = containment.CgroupV2.detect(tmp_path / "fs", tmp_path / "cgroup")
     box = v2.box("autograde-1-1", memory=1 << 30, processes=100)
@@ -52,6 +53,20 @@ def test_cgroup_v2_box_writes_the_limits_and_reads_the_verdict(tmp_path):
     assert (folder / "memory.max").read_text() == str(1 << 30) and (folder / "pids.max").read_text() == "100"
     (folder / "memory.events").write_text("low 0\nhigh 0\nmax 4\noom 1\noom_kill 1\n")
     assert box.verdict() == "memory"
+
+
+def test_cgroup_v2_as_root_uses_a_cgroup_of_its_own_at_the_top(tmp_path):
+    """Our own cgroup holds processes, so it cannot enable controllers for children: the grader makes
+    /sys/fs/cgroup/autograde (the top cgroup may) and puts the notebooks' cgroups there."""
+    (tmp_path / "cgroup").write_text("0::/user.slice/session-1.scope\n")
+    top = tmp_path / "fs"
+    (top / "user.slice" / "session-1.scope").mkdir(parents=True)
+    (top / "cgroup.subtree_control").write_text("cpu memory pids\n")
+    (top / "user.slice" / "session-1.scope" / "cgroup.subtree_control").mkdir()  # writing it fails (busy)
+    (top / "autograde").mkdir()
+    (top / "autograde" / "cgroup.subtree_control").write_text("")  # what the kernel makes with the folder
+    v2 = containment.CgroupV2.detect(top, tmp_path / "cgroup")
+    assert v2 is not None and v2.parent == top / "autograde"
 
 
 def test_no_cgroup_means_the_measured_fallback(tmp_path):
