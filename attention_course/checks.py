@@ -1,195 +1,371 @@
 """Assertions used by the visible and hidden tests.
 
 A failed check raises AssertionError with a message in the student's terms (shapes, axes) and,
-where a known mistake explains the result, names that mistake. The numerical helpers are bound
-when this module is imported, so rebinding `np.allclose` or `np.abs` in an answer cell later
-cannot make a wrong answer pass.
+where a known mistake explains the result, names that mistake.
+
+The checks are written so that grading can trust them while the student's code runs in the same
+process:
+
+* Every value a check receives is first reduced to plain data (`plain`: a float64 numpy array, a
+  float, a str) by exact type checks and C-level conversions, so no method of a student's object
+  (`__float__`, `__eq__`, `__array__`, `detach`, ...) ever runs inside a check, where the expected
+  value is at hand.
+* The checks look nothing up in this module's globals or in the builtins at run time: everything
+  they use was bound when this module was imported, into a kit that each function receives as the
+  keyword-only default `_k`. Rebinding `np.abs`, `builtins.float` or a name in this module, even
+  for a moment, cannot change what a check does (reading or changing a function's defaults is an
+  audited event that the grader's integrity guard reports).
 """
 
+import builtins
 import math
-import numbers
+import sys
 import types
 
 import numpy as np
 
-_abs, _argmax, _isfinite, _asarray, _unravel = np.abs, np.argmax, np.isfinite, np.asarray, np.unravel_index
-_float64 = np.float64
+
+def _make_kit():
+    """What the checks use, bound now: builtins, numpy's C functions, C-level accessors."""
+    kit = types.SimpleNamespace()
+    for name in (
+        "abs",
+        "bool",
+        "float",
+        "int",
+        "len",
+        "list",
+        "max",
+        "print",
+        "str",
+        "tuple",
+        "type",
+        "AssertionError",
+        "NotImplementedError",
+        "ValueError",
+        "OverflowError",
+        "dict",
+        "Exception",
+    ):
+        setattr(kit, name, getattr(builtins, name))
+    kit.FunctionType = types.FunctionType
+    kit.isfinite_number = math.isfinite
+    kit.np_abs, kit.np_argmax, kit.np_isfinite = np.abs, np.argmax, np.isfinite
+    kit.np_array, kit.np_unravel, kit.float64 = np.array, np.unravel_index, np.float64
+    kit.ndarray = np.ndarray
+    kit.np_bool = np.bool_
+    kit.np_scalars = tuple(
+        t
+        for t in vars(np).values()
+        if isinstance(t, type) and issubclass(t, (np.integer, np.floating)) and t.__module__ == "numpy"
+    )
+    kit.np_str = np.str_
+    kit.dtype_of = np.ndarray.dtype.__get__  # C getter: a subclass's `dtype` property is never called
+    kit.mro_of = type.__dict__["__mro__"].__get__  # C getters: a metaclass cannot intercept them
+    kit.name_of = type.__dict__["__name__"].__get__
+    kit.str_of_str = str.__str__  # the plain text of a str (or of a str subclass, without its methods)
+    kit.float_of_float = float.__float__
+    kit.int_of_int = int.__int__
+    kit.args_of = BaseException.__dict__["args"].__get__  # C getter of an exception's arguments
+    kit.modules = sys.modules  # the dict itself, for torch's tensor types once torch is loaded
+    kit.tensor = None  # (Tensor, Parameter) and TensorBase's C methods, bound on first use
+    return kit
 
 
-def to_numpy(x):
-    """float64 numpy copy of an array, tensor or nested list."""
-    if hasattr(x, "detach"):
-        x = x.detach().cpu().double().numpy()
-    return _asarray(x, dtype=_float64)
+_KIT = _make_kit()
 
 
-def _shape(x):
-    return tuple(x.shape) if hasattr(x, "shape") else tuple(_asarray(x).shape)
+def _tensor_kit(*, _k=_KIT):
+    """torch's plain tensor types and C methods, bound the first time a check sees torch loaded
+    (the grader's guard does this before any student code)."""
+    if _k.tensor is None:
+        torch = _k.modules.get("torch")
+        if torch is None:
+            return None
+        base = torch._C.TensorBase
+        _k.tensor = (torch.Tensor, torch.nn.Parameter)
+        _k.detach, _k.cpu, _k.double, _k.tensor_numpy = base.detach, base.cpu, base.double, base.numpy
+        _k.tensor_dtype_of = base.dtype.__get__  # C getter, as numpy's
+    return _k
 
 
-def call(fn, *args, **kwargs):
+def _is_one_of(t, types_, *, _k=_KIT):
+    """`t` is one of `types_`, by identity (`in` would call a student metaclass's __eq__ or __hash__)."""
+    for candidate in types_:
+        if t is candidate:
+            return True
+    return False
+
+
+def _has_base(t, base, *, _k=_KIT):
+    """`base` is in the method resolution order of the class `t` (read by C, compared by identity)."""
+    return _k.is_one_of(base, _k.mro_of(t))
+
+
+def _type_name(x, *, _k=_KIT):
+    return _k.name_of(_k.type(x))
+
+
+def _reduce(x, what, depth=0, *, _k=_KIT):
+    """x as a float64 numpy array, by exact types only (see the module's docstring)."""
+    t = _k.type(x)
+    if t is _k.float or t is _k.int or t is _k.bool or t is _k.np_bool or _k.is_one_of(t, _k.np_scalars):
+        return _k.np_array(x, dtype=_k.float64)
+    if _k.has_base(t, _k.ndarray):
+        if _k.dtype_of(x).kind not in "biuf":
+            raise _k.AssertionError(f"{what} holds values of type {_k.dtype_of(x)}, not numbers.")
+        return _k.np_array(x, dtype=_k.float64, subok=False)
+    tk = _k.tensor_kit()
+    if tk is not None and _k.is_one_of(t, tk.tensor):
+        return tk.tensor_numpy(tk.double(tk.cpu(tk.detach(x))))
+    if (t is _k.list or t is _k.tuple) and depth < 32:
+        parts = [_k.reduce(v, what, depth + 1) for v in x]
+        try:
+            return _k.np_array(parts, dtype=_k.float64)
+        except _k.ValueError:
+            raise _k.AssertionError(f"{what} is a ragged list (its rows have different lengths).") from None
+    if _k.has_base(t, _k.float):  # a float subclass: its plain value, without its methods
+        return _k.np_array(_k.float_of_float(x), dtype=_k.float64)
+    raise _k.AssertionError(
+        f"{what} is a {_k.type_name(x)}, not an array: return a numpy array, a torch tensor or a list of numbers."
+    )
+
+
+def plain(x, what="the value", *, _k=_KIT):
+    """`x` (an array, tensor, number or nested list) as a float64 numpy array, by its exact type only."""
+    if x is None:
+        raise _k.AssertionError(f"{what} returned None: did you forget the `return` statement?")
+    return _k.reduce(x, what)
+
+
+def to_numpy(x, *, _k=_KIT):
+    """float64 numpy copy of an array, tensor or nested list (see `plain`)."""
+    return _k.plain(x)
+
+
+def _truth(x, what, *, _k=_KIT):
+    """The truth value of a plain boolean or single number (a numpy or torch scalar included)."""
+    t = _k.type(x)
+    if t is _k.bool:
+        return x
+    if t is _k.np_bool or t is _k.int or t is _k.float or _k.is_one_of(t, _k.np_scalars):
+        return _k.bool(x)
+    a = _k.plain(x, what)
+    if a.size != 1:
+        raise _k.AssertionError(f"{what}: the check could not be evaluated ({a.size} values where one was expected).")
+    return _k.bool(a.reshape(-1)[0])
+
+
+def call(fn, *args, _k=_KIT, **kwargs):
     """Call the student's function; an unanswered exercise gives a one-line hint instead of a traceback."""
     try:
         return fn(*args, **kwargs)
-    except NotImplementedError:
-        raise NotImplementedError(
-            f"`{getattr(fn, '__name__', fn)}` is not implemented yet: replace `raise NotImplementedError()` "
-            "with your code and run that cell."
+    except _k.NotImplementedError:
+        name = fn.__name__ if _k.type(fn) is _k.FunctionType else "your function"
+        raise _k.NotImplementedError(
+            f"`{name}` is not implemented yet: replace `raise NotImplementedError()` with your code and run that cell."
         ) from None
 
 
-def with_references(fn, **references):
+def with_references(fn, *, _k=_KIT, **references):
     """A copy of the student's function `fn` that finds `references` under those global names.
 
     `checks.with_references(attention, project=reference_project)` calls the student's `attention`
     with a reference version of the earlier exercise's `project`, so that one mistake costs points in
     one place only. The student's other names are looked up as they were when this was called.
-    Anything that is not a plain Python function is returned unchanged."""
-    if not isinstance(fn, types.FunctionType):
+    Anything that is not a plain Python function (or whose globals are not a plain dict) is returned unchanged."""
+    if _k.type(fn) is not _k.FunctionType or _k.type(fn.__globals__) is not _k.dict:
         return fn
-    copy = types.FunctionType(
-        fn.__code__, {**fn.__globals__, **references}, fn.__name__, fn.__defaults__, fn.__closure__
-    )
+    names = _k.dict(fn.__globals__)
+    names.update(references)
+    copy = _k.FunctionType(fn.__code__, names, fn.__name__, fn.__defaults__, fn.__closure__)
     copy.__kwdefaults__ = fn.__kwdefaults__
     return copy
 
 
-def expect_shape(x, shape, what):
+def _shape_text(shape, *, _k=_KIT):
+    return _k.str(_k.tuple(_k.int(n) for n in shape))
+
+
+def expect_shape(x, shape, what, *, _k=_KIT):
     """`what` must have exactly this shape."""
-    got = _shape(x)
-    if got != tuple(shape):
-        raise AssertionError(f"{what} should have shape {tuple(shape)}, but has shape {got}.")
+    got = _k.plain(x, what).shape
+    want = _k.tuple(_k.int(n) for n in shape)
+    if got != want:
+        raise _k.AssertionError(f"{what} should have shape {_k.shape_text(want)}, but has shape {_k.shape_text(got)}.")
 
 
-def output_and_weights(result, what, d_v, T_k, fn="the function"):
-    """The `(output, weights)` pair that attention functions return, checked: a tuple of two, output first.
-
-    `d_v` and `T_k` are the sizes of the last axis of the output and of the weights; when they differ, a pair in the
-    wrong order is named as such. Returns (output, weights) for further checks."""
-    expect(
-        isinstance(result, (tuple, list)) and len(result) == 2,
-        f"{what}: {fn} must return a tuple (output, weights), output first.",
-    )
-    output, weights = result
-    swapped = d_v != T_k and _shape(output)[-1:] == (T_k,) and _shape(weights)[-1:] == (d_v,)
-    expect(
-        not swapped,
-        f"{what}: the tuple is the wrong way round: you returned (weights, output); return (output, weights), "
-        "output first.",
-    )
-    return output, weights
+def _max_diff(a, b, *, _k=_KIT):
+    return _k.float(_k.np_abs(a - b).max()) if a.size else 0.0
 
 
-def _max_diff(a, b):
-    return float(_abs(a - b).max()) if a.size else 0.0
-
-
-def _close(a, b, atol, rtol):
+def _close(a, b, atol, rtol, *, _k=_KIT):
     return (
         a.shape == b.shape
-        and bool(_isfinite(a).all())
-        and _max_diff(a, b) <= atol + rtol * float(_abs(b).max(initial=0))
+        and _k.bool(_k.np_isfinite(a).all())
+        and _k.max_diff(a, b) <= atol + rtol * _k.float(_k.np_abs(b).max(initial=0))
     )
 
 
-def is_close(actual, expected, atol=1e-6, rtol=1e-6):
+def is_close(actual, expected, atol=1e-6, rtol=1e-6, *, _k=_KIT):
     """True if both have the same shape and agree within atol + rtol·max|expected|."""
-    return _close(to_numpy(actual), to_numpy(expected), atol, rtol)
+    return _k.close(_k.plain(actual), _k.plain(expected), atol, rtol)
 
 
-def expect_no_mistake(actual, what, mistakes, atol=1e-6, rtol=1e-6):
+def expect_no_mistake(actual, what, mistakes, atol=1e-6, rtol=1e-6, *, _k=_KIT):
     """Fail, naming the mistake, if `actual` equals what one of the known `mistakes` would produce."""
-    if actual is None:
-        raise AssertionError(f"{what} returned None: did you forget the `return` statement?")
-    a = to_numpy(actual)
+    a = _k.plain(actual, what)
     for description, wrong in (mistakes or {}).items():
-        if _close(a, to_numpy(wrong), atol, rtol):
-            raise AssertionError(f"{what} is not right: {description}")
+        if _k.close(a, _k.plain(wrong), atol, rtol):
+            raise _k.AssertionError(f"{what} is not right: {description}")
 
 
-def expect_close(actual, expected, what, atol=1e-6, rtol=1e-6, mistakes=None):
+def expect_close(actual, expected, what, atol=1e-6, rtol=1e-6, mistakes=None, *, _k=_KIT):
     """`actual` must equal `expected` within atol + rtol·max|expected|.
 
     mistakes: {description: what that mistake would have produced}. If the answer matches one,
     the message names it ("you divided by d_k instead of √d_k")."""
-    if actual is None:
-        raise AssertionError(f"{what} returned None: did you forget the `return` statement?")
-    a, e = to_numpy(actual), to_numpy(expected)
-    if not _close(a, e, atol, rtol):
-        expect_no_mistake(a, what, mistakes, atol, rtol)
+    a, e = _k.plain(actual, what), _k.plain(expected)
+    if not _k.close(a, e, atol, rtol):
+        _k.expect_no_mistake(a, what, mistakes, atol, rtol)
     if a.shape != e.shape:
-        raise AssertionError(f"{what} should have shape {e.shape}, but has shape {a.shape}.")
-    if not _isfinite(a).all() and _isfinite(e).all():
-        raise AssertionError(
+        raise _k.AssertionError(
+            f"{what} should have shape {_k.shape_text(e.shape)}, but has shape {_k.shape_text(a.shape)}."
+        )
+    if not _k.np_isfinite(a).all() and _k.np_isfinite(e).all():
+        raise _k.AssertionError(
             f"{what} contains NaN or inf where the expected result is finite (an overflow, or a division by zero?)."
         )
-    tol = atol + rtol * float(_abs(e).max(initial=0))
-    diff = _max_diff(a, e)
+    tol = atol + rtol * _k.float(_k.np_abs(e).max(initial=0))
+    diff = _k.max_diff(a, e)
     if not diff <= tol:
-        idx = tuple(int(i) for i in _unravel(_argmax(_abs(a - e)), a.shape)) if a.ndim else ()
-        raise AssertionError(
+        idx = _k.tuple(_k.int(i) for i in _k.np_unravel(_k.np_argmax(_k.np_abs(a - e)), a.shape)) if a.ndim else ()
+        raise _k.AssertionError(
             f"{what} is off by up to {diff:.3g} (tolerance {tol:.1g}); at index {idx} "
-            f"it is {a[idx]:.6g} where {e[idx]:.6g} was expected."
+            f"it is {_k.float(a[idx]):.6g} where {_k.float(e[idx]):.6g} was expected."
         )
 
 
-def expect(condition, message):
-    """A plain check with a message for the student."""
-    if not condition:
-        raise AssertionError(message)
+def expect(condition, message, *, _k=_KIT):
+    """A plain check with a message for the student (`condition`: a bool, or a single number or array entry)."""
+    if not _k.truth(condition, message):
+        raise _k.AssertionError(message)
 
 
-def passed(what):
+def passed(what, *, _k=_KIT):
     """Say that a group of checks passed (test cells end with this, never with a bare expression)."""
-    print(f"✓ {what}: all checks passed.")
+    _k.print(f"✓ {what}: all checks passed.")
 
 
 # --- quiz answers -------------------------------------------------------------------------
 
 
-def expect_choice(answer, choices, what):
+def _text(answer, *, _k=_KIT):
+    """A str answer's plain text (also of a str subclass, without its methods), else None."""
+    t = _k.type(answer)
+    if t is _k.str or t is _k.np_str or _k.has_base(t, _k.str):
+        return _k.str_of_str(answer)
+    return None
+
+
+def _number(answer, *, _k=_KIT):
+    """A numeric answer's plain value (ints, floats, numpy scalars, their subclasses without their
+    methods), else None; booleans are not numbers here."""
+    t = _k.type(answer)
+    if t is _k.bool or t is _k.np_bool:
+        return None
+    if _k.is_one_of(t, _k.np_scalars):
+        return _k.float(answer)
+    if _k.has_base(t, _k.bool):
+        return None
+    if _k.has_base(t, _k.float):
+        return _k.float_of_float(answer)
+    if _k.has_base(t, _k.int):
+        try:
+            return _k.float(_k.int_of_int(answer))
+        except _k.OverflowError:
+            return None
+    return None
+
+
+def _choices_text(choices, *, _k=_KIT):
+    return ", ".join(f"'{c}'" for c in choices)
+
+
+def expect_choice(answer, choices, what, *, _k=_KIT):
     """Visible check of a multiple-choice answer's format: one of the letters in `choices`."""
     if answer is None:
-        raise AssertionError(f"{what}: replace None with your answer, one of {', '.join(map(repr, choices))}.")
-    if str(answer).strip().lower() not in [c.lower() for c in choices]:
-        raise AssertionError(f"{what}: answer with one of {', '.join(map(repr, choices))} (a string), not {answer!r}.")
+        raise _k.AssertionError(f"{what}: replace None with your answer, one of {_k.choices_text(choices)}.")
+    text = _k.text(answer)
+    if text is None or text.strip().lower() not in [c.lower() for c in choices]:
+        shown = f"{text!r}" if text is not None else f"a {_k.type_name(answer)}"
+        raise _k.AssertionError(f"{what}: answer with one of {_k.choices_text(choices)} (a string), not {shown}.")
 
 
-def expect_number(answer, what):
+def expect_number(answer, what, *, _k=_KIT):
     """Visible check of a numeric answer's format: a finite int or float."""
-    if answer is None or isinstance(answer, bool) or not isinstance(answer, numbers.Real):
-        raise AssertionError(f"{what}: answer with a number (int or float), not {answer!r}.")
-    if not math.isfinite(float(answer)):
-        raise AssertionError(f"{what}: answer with a finite number, not {answer!r}.")
+    value = _k.number(answer)
+    if value is None:
+        shown = "None" if answer is None else f"a {_k.type_name(answer)}"
+        raise _k.AssertionError(f"{what}: answer with a number (int or float), not {shown}.")
+    if not _k.isfinite_number(value):
+        raise _k.AssertionError(f"{what}: answer with a finite number, not {value!r}.")
 
 
-def check_choice(answer, correct, what):
-    """Hidden check of a multiple-choice answer, compared as str(answer)."""
-    text = str.__str__(str(answer))  # a plain str: a str subclass cannot redefine strip, lower or !=
-    if text.strip().lower() != correct.lower():
-        raise AssertionError(f"{what}: not the expected answer.")
+def check_choice(answer, correct, what, *, _k=_KIT):
+    """Hidden check of a multiple-choice answer, compared by its plain text."""
+    text = _k.text(answer)
+    if text is None or text.strip().lower() != correct.lower():
+        raise _k.AssertionError(f"{what}: not the expected answer.")
 
 
-def check_number(answer, correct, what, tol=1e-6):
-    """Hidden check of a numeric answer, compared as float(answer)."""
-    value = float.__float__(float(answer))  # a plain float: a float subclass cannot redefine - or <=
-    if not abs(value - correct) <= tol * max(1.0, abs(correct)):
-        raise AssertionError(f"{what}: not the expected value.")
+def check_number(answer, correct, what, tol=1e-6, *, _k=_KIT):
+    """Hidden check of a numeric answer, compared by its plain value."""
+    value = _k.number(answer)
+    if value is None or not _k.abs(value - correct) <= tol * _k.max(1.0, _k.abs(correct)):
+        raise _k.AssertionError(f"{what}: not the expected value.")
 
 
-def expect_finite(x, what, hint=""):
+def expect_finite(x, what, hint="", *, _k=_KIT):
     """Every entry of `x` must be finite (no NaN, no ±inf); `hint` names the likely cause."""
-    if x is None:
-        raise AssertionError(f"{what} returned None: did you forget the `return` statement?")
-    a = to_numpy(x)
-    if not _isfinite(a).all():
-        raise AssertionError(f"{what} contains NaN or inf. {hint}".strip())
+    a = _k.plain(x, what)
+    if not _k.np_isfinite(a).all():
+        raise _k.AssertionError(f"{what} contains NaN or inf. {hint}".strip())
+
+
+def output_and_weights(result, what, d_v, T_k, fn="the function", *, _k=_KIT):
+    """The `(output, weights)` pair that attention functions return, checked: a tuple of two, output first.
+
+    `d_v` and `T_k` are the sizes of the last axis of the output and of the weights; when they differ, a pair in the
+    wrong order is named as such. Returns (output, weights) as the student returned them, for further checks."""
+    t = _k.type(result)
+    if not ((t is _k.tuple or t is _k.list) and _k.len(result) == 2):
+        raise _k.AssertionError(f"{what}: {fn} must return a tuple (output, weights), output first.")
+    output, weights = result
+    out_last, weights_last = _k.plain(output, f"the output of {what}").shape[-1:], _k.plain(weights, what).shape[-1:]
+    if d_v != T_k and out_last == (T_k,) and weights_last == (d_v,):
+        raise _k.AssertionError(
+            f"{what}: the tuple is the wrong way round: you returned (weights, output); return (output, weights), "
+            "output first."
+        )
+    return output, weights
+
+
+def _dtype_name(x, *, _k=_KIT):
+    """The dtype of a numpy array or torch tensor, read without running the student's code ('' for others)."""
+    t = _k.type(x)
+    if _k.has_base(t, _k.ndarray):
+        return _k.str(_k.dtype_of(x))
+    tk = _k.tensor_kit()
+    if tk is not None and _k.is_one_of(t, tk.tensor):
+        return _k.str(tk.tensor_dtype_of(x))
+    return ""
 
 
 # --- lessons 06 and 07 (added for 06_multi_head; lessons 10 and 11 load that module) ----------------------------
 
 
-def same_as_torch_attention(call, theirs, x, mask, what, mistakes=None, atol=1e-5, hint=""):
+def same_as_torch_attention(call, theirs, x, mask, what, mistakes=None, atol=1e-5, hint="", *, _k=_KIT):
     """Run `call()`, a multi-head self-attention module on `x` (B, T, d_model) with `mask` (a boolean (T, T) tensor,
     True = may attend, or None) returning (output, weights), and check it against `theirs`: PyTorch's
     nn.MultiheadAttention (batch_first) holding the same weights. An error in the call, the pair's order, the output's
@@ -197,17 +373,53 @@ def same_as_torch_attention(call, theirs, x, mask, what, mistakes=None, atol=1e-
     weights are each reported as a failed check of `what`; `hint` is added to a mismatch's message."""
     try:
         result = call()
-    except NotImplementedError:
-        raise NotImplementedError(f"{what}: not implemented yet: replace `raise NotImplementedError()`.") from None
-    except Exception as error:  # the student's code failed: say where, in one line
-        raise AssertionError(f"{what} raised {type(error).__name__}: {error}") from None
+    except _k.NotImplementedError:
+        raise _k.NotImplementedError(f"{what}: not implemented yet: replace `raise NotImplementedError()`.") from None
+    except _k.Exception as error:  # the student's code failed: say where, in one line
+        raise _k.AssertionError(f"{what} raised {_k.type_name(error)}: {_k.message(error)}") from None
     blocked = None if mask is None else ~mask  # PyTorch's boolean attn_mask: True = blocked
     want, want_weights = theirs(x, x, x, attn_mask=blocked, average_attn_weights=False)  # every head's weights
-    output, weights = output_and_weights(result, what, d_v=x.shape[-1], T_k=x.shape[-2], fn="forward")
-    expect(output.dtype == x.dtype, f"{what}: the output is {output.dtype} for an input of {x.dtype}.")
+    output, weights = _k.output_and_weights(result, what, d_v=x.shape[-1], T_k=x.shape[-2], fn="forward")
+    got_dtype, want_dtype = _k.dtype_name(output), _k.dtype_name(x)
+    if got_dtype != want_dtype:
+        raise _k.AssertionError(
+            f"{what}: the output is {got_dtype or _k.type_name(output)} for an input of {want_dtype}."
+        )
     try:
-        expect_close(output, want, f"the output of {what}", atol=atol, mistakes=mistakes)
-        expect_close(weights, want_weights, f"every head's weights of {what}", atol=atol)
-    except AssertionError as error:
-        raise AssertionError(f"{error} {hint}".strip()) from None
+        _k.expect_close(output, want, f"the output of {what}", atol=atol, mistakes=mistakes)
+        _k.expect_close(weights, want_weights, f"every head's weights of {what}", atol=atol)
+    except _k.AssertionError as error:
+        raise _k.AssertionError(f"{_k.message(error)} {hint}".strip()) from None
     return output, weights
+
+
+def _message(error, *, _k=_KIT):
+    """An exception's message, read through BaseException's own C slot (a student's exception class cannot
+    redefine it)."""
+    args = _k.args_of(error)
+    return _k.str_of_str(args[0]) if args and _k.type(args[0]) is _k.str else ""
+
+
+# The kit also holds the checks' own helpers, so that they call each other through it, not through globals.
+for _name, _function in {
+    "tensor_kit": _tensor_kit,
+    "is_one_of": _is_one_of,
+    "has_base": _has_base,
+    "type_name": _type_name,
+    "reduce": _reduce,
+    "plain": plain,
+    "truth": _truth,
+    "shape_text": _shape_text,
+    "max_diff": _max_diff,
+    "close": _close,
+    "expect_no_mistake": expect_no_mistake,
+    "text": _text,
+    "number": _number,
+    "choices_text": _choices_text,
+    "output_and_weights": output_and_weights,
+    "dtype_name": _dtype_name,
+    "expect_close": expect_close,
+    "message": _message,
+}.items():
+    setattr(_KIT, _name, _function)
+del _KIT, _name, _function  # the checks hold the kit in their defaults; no name here can be rebound to reach it

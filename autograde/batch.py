@@ -1,19 +1,18 @@
 """The batch: collect -> repair -> tamper scan -> sandboxed run on the pool -> gradebook (one
 transaction per student) -> feedback -> report. `run(args)` is what the command does."""
 
-import ast
-import builtins
 import hashlib
 import json
 import os
 import shutil
 import sys
+import threading
 import time
 from dataclasses import asdict
 from pathlib import Path
 
+from . import canary, containment, gradebook, guard, report, sandbox, tamper
 from . import collect as collect_step
-from . import gradebook, report, sandbox, tamper
 from .course import Course, nbgrader_env
 from .feedback import failure_page
 from .pool import Pool, run_jobs
@@ -26,6 +25,7 @@ def limits_from(args):
         cpu=args.cpu,
         processes=args.processes,
         file_size=sandbox.parse_size(args.file_size),
+        disk=sandbox.parse_size(getattr(args, "disk", "1G")),
         output=sandbox.parse_size(args.output),
     )
 
@@ -42,52 +42,107 @@ def isolation_of(args, limits):
         )
     who = "a throw-away uid per worker" if os.geteuid() == 0 else "your uid in a user namespace"
     lim = ", ".join(f"{k} {v}" for k, v in limits.describe().items())
+    home = "an in-memory home" if sandbox.sized_tmpfs() else "a private scratch folder (its size measured)"
     return (
-        f"bubblewrap sandbox per notebook (no network, own pid namespace, read-only Python, private scratch, "
-        f"{who}); limits: {lim}"
+        f"bubblewrap sandbox per notebook (no network, own pid namespace, read-only Python, {home}, {who}); "
+        f"limits: {lim}; memory and processes per notebook: {containment.detect().name}"
     ), "bwrap"
 
 
 # --------------------------------------------------------------------------------------------
-# what the tests rely on
+# the canary, and each submission made gradable
 
 
-def aliases_and_builtins(released_nbs, solution_nbs):
-    """Module aliases the tests use ({'np': 'numpy', 'checks': 'attention_course.checks'}), and the
-    builtins they use, read from the released notebooks' imports and the solutions' test cells."""
-    used = set()
-    for nb in solution_nbs:
-        used |= tamper.test_names(nb)
-    aliases = {}
-    for nb in released_nbs:
-        for cell in nb.cells:
-            if cell.cell_type != "code":
+def canary_jobs(course, lesson, notebooks, released, protected, job_for, work, out, isolation):
+    """The canary's two jobs: the lesson's solution and its unanswered release, repaired and scanned as
+    students' submissions are (a flag or a failure here refuses the batch at once)."""
+    folder = work / "canary"
+    shutil.rmtree(folder, ignore_errors=True)
+    jobs = []
+    for student, files in canary.submissions(course, lesson, notebooks).items():
+        src = folder / "submitted" / student
+        src.mkdir(parents=True)
+        for nb_name, data in files.items():
+            (src / f"{nb_name}.ipynb").write_bytes(data)
+        dest = folder / "sanitized" / student / lesson
+        _, flags, failure = prepare(src, dest, notebooks, released, protected, hashlib.sha256())
+        if failure or flags:
+            raise SystemExit(canary.refusal(lesson, [f"{student}: {failure or '; '.join(flags)}"], isolation))
+        job = job_for(student, folder / "sanitized", folder / student, out / "logs" / f"{student}.log")
+        jobs.append(dict(job, canary=True))
+    return jobs
+
+
+class CanaryGate:
+    """Students' results wait until the canary's two have come and passed: then they are recorded (in
+    the order they came); if the canary failed, nothing is recorded and no new notebook starts."""
+
+    def __init__(self, expected, columns, manual, record):
+        self.expected, self.columns, self.manual, self.record = expected, columns, manual, record
+        self.results, self.held, self.problems, self.stop = {}, [], None, threading.Event()
+        self.worker_seconds = 0.0
+
+    def __call__(self, job, result):
+        if job.get("canary"):
+            self.results[job["student"]] = result
+            self.worker_seconds += result.get("seconds") or 0.0
+            if len(self.results) == self.expected:
+                self.problems = canary.verdict(self.results, self.columns, self.manual)
+                if self.problems:
+                    self.stop.set()
+                for held in self.held if not self.problems else []:
+                    self.record(*held)
+                self.held = []
+        elif self.problems is None:
+            self.held.append((job, result))
+        elif not self.problems:
+            self.record(job, result)
+
+
+def prepare(src, dest, notebooks, released, protected, key):
+    """Repair and scan one student's notebooks into `dest`: (notes, flags, failure or None). Whatever
+    the files hold, this returns: a file no repair foresaw fails that student, never the batch."""
+    import nbformat
+
+    notes, flags, failure = [], [], None
+    shutil.rmtree(dest, ignore_errors=True)
+    dest.mkdir(parents=True)
+    submitted = sorted(p for p in src.glob("*.ipynb") if not p.name.startswith("."))
+    for nb_name in notebooks:
+        path = src / f"{nb_name}.ipynb"
+        if not path.exists():
+            others = [p for p in submitted if p.stem not in notebooks]
+            if len(notebooks) == 1 and len(others) == 1:
+                path = others[0]
+                notes.append(f"notebook renamed to {path.name}: graded as {nb_name}.ipynb")
+            else:
+                failure = failure or ("no notebook submitted" if not submitted else f"notebook {nb_name}.ipynb missing")
                 continue
-            try:
-                tree = ast.parse(
-                    "\n".join(line for line in cell.source.splitlines() if not line.lstrip().startswith(("%", "!")))
-                )
-            except SyntaxError:
-                continue
-            for node in ast.walk(tree):
-                if isinstance(node, ast.Import):
-                    for a in node.names:
-                        name = a.asname or a.name.split(".")[0]
-                        aliases[name] = a.name if a.asname else a.name.split(".")[0]
-                elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-                    for a in node.names:
-                        aliases[a.asname or a.name] = f"{node.module}.{a.name}"
-    import importlib.util
+        raw = path.read_bytes()
+        key.update(raw)
+        try:
+            nb, repaired = repair(raw, released[nb_name])
+            flags += tamper.scan(nb, protected)
+            nbformat.write(nb, str(dest / f"{nb_name}.ipynb"))
+        except Broken as err:
+            failure = failure or str(err)
+            continue
+        except Exception as err:  # noqa: BLE001 - the safety net: this file fails, with a reason
+            failure = failure or f"could not be read ({type(err).__name__})"
+            continue
+        notes += repaired
+    for extra in src.iterdir():  # files the student attached: kept with the submission, never run
+        if extra.is_file() and extra.suffix != ".ipynb":
+            shutil.copy(extra, dest / extra.name)
+            if extra.name != "timestamp.txt":
+                key.update(extra.read_bytes())
+    return notes, flags, failure
 
-    keep = {}
-    for name, module in aliases.items():
-        if name in used and module.split(".")[0] in ("numpy", "torch", "attention_course", "math"):
-            try:
-                if importlib.util.find_spec(module) is not None:
-                    keep[name] = module
-            except (ImportError, ValueError):
-                pass
-    return keep, sorted(used & set(dir(builtins)))
+
+def canary_seconds(out):
+    """Worker seconds the canary took in this batch (0 if it did not run)."""
+    path = out / "canary.json"
+    return json.loads(path.read_text()).get("worker_seconds", 0.0) if path.exists() else 0.0
 
 
 def write_json(path, data):
@@ -127,6 +182,9 @@ def run(args):
 
     limits = limits_from(args)
     isolation, kind = isolation_of(args, limits)
+    wrong = canary.preflight(course)
+    if wrong:
+        raise SystemExit(canary.refusal(lesson, [wrong], isolation))
     sandbox.clean_stale()
     out = Path(args.out).resolve() if args.out else course.runs(lesson)
     for sub in ("sanitized", "results", "logs", "feedback"):
@@ -160,7 +218,7 @@ def run(args):
     protected = set()
     for nb in solutions:
         protected |= tamper.test_names(nb)
-    aliases, builtin_names = aliases_and_builtins(released.values(), solutions)
+    imports = guard.lesson_imports(released.values())
     settings = json.dumps(
         {"limits": asdict(limits), "sandbox": kind, "cap": args.timeout, "cell": args.cell_timeout}, sort_keys=True
     )
@@ -171,42 +229,33 @@ def run(args):
     # repair and scan (fast, here)
     results, jobs = {}, []
     scores_now, _ = gradebook.read_scores(course, lesson, students)
+
+    def job_for(student, sanitized, staging, log):
+        staging.mkdir(parents=True, exist_ok=True)
+        return {
+            "kind": "grade",
+            "root": str(course.root),
+            "lesson": lesson,
+            "student": student,
+            "notebooks": notebooks,
+            "sanitized": str(sanitized),
+            "autograded": str(staging / "autograded"),
+            "feedback": str(staging / "feedback"),
+            "db": str(staging / "gradebook.db"),
+            "template": str(work / f"template-{lesson}.db"),
+            "log": str(log),
+            "limits": asdict(limits),
+            "sandbox": kind,
+            "imports": imports,
+            "release": str(course.release / lesson),
+            "cell_timeout": args.cell_timeout,
+        }
+
     for student in students:
         src = course.submitted / student / lesson
-        notes, flags = [], []
         dest = out / "sanitized" / student / lesson
-        shutil.rmtree(dest, ignore_errors=True)
-        dest.mkdir(parents=True)
         key = hashlib.sha256(fingerprint.encode())
-        failure = None
-        submitted = sorted(p for p in src.glob("*.ipynb") if not p.name.startswith("."))
-        for nb_name in notebooks:
-            path = src / f"{nb_name}.ipynb"
-            if not path.exists():
-                others = [p for p in submitted if p.stem not in notebooks]
-                if len(notebooks) == 1 and len(others) == 1:
-                    path = others[0]
-                    notes.append(f"notebook renamed to {path.name}: graded as {nb_name}.ipynb")
-                else:
-                    failure = failure or (
-                        "no notebook submitted" if not submitted else f"notebook {nb_name}.ipynb missing"
-                    )
-                    continue
-            raw = path.read_bytes()
-            key.update(raw)
-            try:
-                nb, repaired = repair(raw, released[nb_name])
-            except Broken as err:
-                failure = failure or str(err)
-                continue
-            notes += repaired
-            flags += tamper.scan(nb, protected)
-            nbformat.write(nb, str(dest / f"{nb_name}.ipynb"))
-        for extra in src.iterdir():  # data files the student submitted
-            if extra.is_file() and extra.suffix != ".ipynb":
-                shutil.copy(extra, dest / extra.name)
-                if extra.name != "timestamp.txt":
-                    key.update(extra.read_bytes())
+        notes, flags, failure = prepare(src, dest, notebooks, released, protected, key)
         record = {"student": student, "key": key.hexdigest(), "notes": notes, "flags": flags}
         if failure:
             results[student] = dict(record, status="failed", reason=failure, seconds=0.0)
@@ -221,28 +270,7 @@ def run(args):
             results[student] = old
             continue
         results[student] = record
-        staging = work / "students" / student
-        staging.mkdir(parents=True, exist_ok=True)
-        jobs.append(
-            {
-                "kind": "grade",
-                "root": str(course.root),
-                "lesson": lesson,
-                "student": student,
-                "notebooks": notebooks,
-                "sanitized": str(out / "sanitized"),
-                "autograded": str(staging / "autograded"),
-                "feedback": str(staging / "feedback"),
-                "db": str(staging / "gradebook.db"),
-                "template": str(work / f"template-{lesson}.db"),
-                "log": str(out / "logs" / f"{student}.log"),
-                "limits": asdict(limits),
-                "sandbox": kind,
-                "aliases": aliases,
-                "builtin_names": builtin_names,
-                "cell_timeout": args.cell_timeout,
-            }
-        )
+        jobs.append(job_for(student, out / "sanitized", work / "students" / student, out / "logs" / f"{student}.log"))
 
     t = phase("repair and scan", t)
     worker_phases = {}
@@ -287,13 +315,28 @@ def run(args):
                 old.unlink()
             gradebook.make_template(course, lesson, work / "template.tmp")
             (work / "template.tmp").replace(template)
-        for job in jobs:
+        first = canary_jobs(course, lesson, notebooks, released, protected, job_for, work, out, isolation)
+        for job in first + jobs:
             job["template"] = str(template)
+        manual = {
+            c.metadata.nbgrader.grade_id
+            for nb in released.values()
+            for c in nb.cells
+            if (c.metadata.get("nbgrader") or {}).get("solution") and c.metadata.nbgrader.get("grade")
+        }
+        gate = CanaryGate(len(first), report.graded_cells([released[nb] for nb in notebooks]), manual, on_result)
         say(
-            f"grading {len(jobs)} submission(s) of {lesson} on {min(args.workers, len(jobs))} worker(s); "
-            f"isolation: {isolation}"
+            f"grading the canary (the lesson's solution and its blank) and {len(jobs)} submission(s) of {lesson} "
+            f"on {min(args.workers, len(jobs) + len(first))} worker(s); isolation: {isolation}"
         )
-        run_jobs(jobs, args.workers, args.timeout, out / "logs", on_result, progress, pool)
+        run_jobs(first + jobs, args.workers, args.timeout, out / "logs", gate, progress, pool, gate.stop)
+        shutil.rmtree(work / "canary", ignore_errors=True)
+        canary_record = {"problems": gate.problems, "worker_seconds": round(gate.worker_seconds, 2)}
+        write_json(out / "canary.json", canary_record)
+        if gate.problems is None or gate.problems:
+            pool.close()
+            shutil.rmtree(work / "students", ignore_errors=True)
+            raise SystemExit(canary.refusal(lesson, gate.problems or ["the canary did not finish"], isolation))
     pool.close()
     t = phase("grading (workers)", t)
     for student, res in results.items():
@@ -351,6 +394,7 @@ def run(args):
             "phases": phases,
             "worker_phases_summed": worker_phases,
             "graded": len(jobs),
+            "canary_worker_seconds": canary_seconds(out) if jobs else 0.0,
             "workers": args.workers,
             "isolation": kind,
         },

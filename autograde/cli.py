@@ -30,9 +30,10 @@ def parse_args(argv):
         "Execute.timeout in nbgrader_config.py",
     )
     parser.add_argument("--cell-timeout", type=int, default=None, help="override Execute.timeout (seconds per cell)")
-    parser.add_argument("--memory", default="2G", help="memory limit per kernel process (default 2G)")
+    parser.add_argument("--memory", default="2G", help="memory of a notebook, all its processes (default 2G)")
     parser.add_argument("--cpu", type=int, default=600, help="CPU seconds per kernel process (default 600)")
     parser.add_argument("--processes", type=int, default=64, help="processes/threads a notebook may add (default 64)")
+    parser.add_argument("--disk", default="1G", help="what a notebook may keep in its home folder (default 1G)")
     parser.add_argument("--file-size", default="100M", help="largest file a notebook may write (default 100M)")
     parser.add_argument("--output", default="10M", help="output of one notebook, all cells (default 10M)")
     parser.add_argument(

@@ -1,12 +1,18 @@
 """Step 1, collect: LMS downloads (or an nbgrader exchange) -> STATE/submitted/<student>/<lesson>/.
 
-Every submitted file becomes one `Entry` (one row of grades.csv). A file name is read as
-`<student>_<anything>_<lesson>.ipynb` (nbgrader's zip_collect naming); a name that is not a valid
-student id (spaces, accents, ...) is mapped through the roster (--roster) or, failing that, turned
-into a readable id and flagged, so that nobody silently disappears from the grades.
+Every file under SUBMISSIONS becomes one `Entry` (one row of grades.csv), whatever it is: a notebook
+of this lesson, a resubmission, a notebook of another lesson, a hidden file, a link, a data file.
+File names are read as Canvas (`<name>_<userid>_<submissionid>_<file>`), Moodle
+(`<name>_<id>_assignsubmission_file_<file>`) or nbgrader's zip_collect (`<student>_<anything>_<file>`)
+downloads. Names are kept as written (Unicode, NFC); one that is not a valid student id is mapped
+through the roster (--roster) or turned into a readable id and flagged, two people never share an id
+(the LMS's own id tells same-name students apart, and they are flagged), and nobody silently
+disappears from the grades. A notebook is graded as the lesson only if it is that lesson: by its
+name, and by its graded cells' ids against the release.
 """
 
 import csv
+import os
 import re
 import subprocess
 import sys
@@ -17,8 +23,11 @@ from pathlib import Path
 
 from .course import nbgrader_env
 
-STUDENT_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9.@+-]*$")
+STUDENT_ID = re.compile(r"^[^\W_][\w.@+-]*$")  # letters and digits of any script, then . @ + - too
 ATTEMPT = re.compile(r"(\d{4}-\d{2}-\d{2}[-_ T]\d{2}[-:]\d{2}[-:]\d{2})")
+CANVAS = re.compile(r"^(?P<name>[^_]+)(?:_LATE)?_(?P<lms>\d+)_(?P<submission>\d+)_(?P<rest>.+)$")
+MOODLE = re.compile(r"^(?P<name>[^_]+)_(?P<lms>\d+)_assignsubmission_(?:file|onlinetext)_(?P<rest>.*)$")
+MAX_FILE = 64 * 1024 * 1024  # larger files are listed, not read
 
 
 @dataclass
@@ -33,11 +42,14 @@ class Entry:
     flags: list = field(default_factory=list)
     order: tuple = ()  # (attempt time, name): the latest file of a student wins
     own_name: str = ""  # the file's name without the student and attempt parts (notes.txt)
+    name: str = ""  # the person's name as the file gives it (NFC)
+    lms_id: str = ""  # the LMS's own user id, when the file name has one (Canvas, Moodle)
 
 
 def read_roster(path):
-    """{LMS name (case- and accent-insensitive): student id} from a CSV with columns name,id
-    (also accepted: name/lms_name/full_name and id/student_id/username)."""
+    """{LMS name (case- and accent-insensitive), and "lms:<LMS user id>": student id} from the course roster
+    (columns student_id,name,…,lms_id; autograde/README.md; older headers id/username and lms_name/full_name are
+    read too)."""
     mapping = {}
     with open(path, newline="", encoding="utf-8-sig") as fh:
         rows = list(csv.DictReader(fh))
@@ -45,29 +57,45 @@ def read_roster(path):
         row = {k.strip().lower(): (v or "").strip() for k, v in row.items() if k}
         name = next((row[k] for k in ("name", "lms_name", "full_name") if row.get(k)), "")
         sid = next((row[k] for k in ("id", "student_id", "username") if row.get(k)), "")
-        if not name or not sid:
+        if not sid or not (name or row.get("lms_id")):
             continue
         if not STUDENT_ID.match(sid):
             raise SystemExit(f"roster {path}: {sid!r} is not a valid student id (letters, digits, . @ + -)")
-        mapping[fold(name)] = sid
+        if name:
+            mapping[fold(name)] = sid
+        if row.get("lms_id"):  # the LMS's user id, as Canvas and Moodle put it in file names
+            mapping[f"lms:{row['lms_id']}"] = sid
     return mapping
 
 
 def fold(name):
-    """Case-, accent- and spacing-insensitive form of a name."""
-    text = unicodedata.normalize("NFKD", name).encode("ascii", "ignore").decode()
-    return " ".join(text.lower().replace("_", " ").split())
+    """Case-, accent- and spacing-insensitive form of a name, in any script ('José' and 'jose' match,
+    '王伟' stays '王伟')."""
+    text = unicodedata.normalize("NFKD", name)
+    text = "".join(ch for ch in text if unicodedata.category(ch) != "Mn")
+    return " ".join(text.casefold().replace("_", " ").split())
 
 
 def derive_id(name):
-    """A valid student id made from an unreadable name: 'José García' -> 'Jose-Garcia'."""
-    text = unicodedata.normalize("NFKD", name).encode("ascii", "ignore").decode()
-    sid = re.sub(r"[^A-Za-z0-9.@+-]+", "-", text).strip("-.@+")
+    """A valid student id made from a name that is not one: letters of every script are kept, spaces and
+    ASCII punctuation become '-' ('José García' -> 'José-García'), other signs become their code point
+    ('🙂' -> 'u1f642'), so that different names do not become one id."""
+    parts = []
+    for ch in unicodedata.normalize("NFC", name).strip():
+        if re.fullmatch(r"[\w.@+-]", ch) and ch != "_":
+            parts.append(ch)
+        elif ch.isspace() or ch.isascii():
+            parts.append("-")
+        else:
+            parts.append(f"-u{ord(ch):x}-")
+    sid = re.sub(r"-{2,}", "-", "".join(parts)).strip("-.@+")
     return sid or "unnamed"
 
 
-def student_of(name, roster):
+def student_of(name, roster, lms_id=""):
     """(student id, flag or None) for the name part of a file name."""
+    if roster and lms_id and f"lms:{lms_id}" in roster:
+        return roster[f"lms:{lms_id}"], None
     if roster and fold(name) in roster:
         return roster[fold(name)], None
     if STUDENT_ID.match(name):
@@ -78,41 +106,172 @@ def student_of(name, roster):
     return sid, f"student id read from the file name {name!r} as {sid!r}: check it (or map it with --roster)"
 
 
-def _downloads(folder):
-    """(name, bytes) of every file in the LMS folder (or its archive/), zips unpacked."""
-    base = folder / "archive" if (folder / "archive").is_dir() else folder
+@dataclass
+class Download:
+    """One file under SUBMISSIONS (or in a zip there)."""
+
+    rel: str  # what the `file` column shows
+    name: str  # the name that is parsed (a zip member: <zip name>_<member name>)
+    data: bytes | None = None  # None: not read
+    status: str = ""  # why it is not graded, if it is not
+
+
+def _not_read(path, rel, archive):
+    """Why a file is listed but not read, or ''."""
+    if path.is_symlink():
+        return "not graded (a symbolic link)"
+    if archive is not None and archive not in path.parents:
+        return "not graded (outside archive/: when SUBMISSIONS has an archive/ folder, only it is read)"
+    if any(part.startswith(".") for part in Path(rel).parts):
+        return "not graded (a hidden file: its name starts with '.')"
+    if path.stat().st_size > MAX_FILE:
+        return f"not graded (too large: {path.stat().st_size / 2**20:.0f} MiB)"
+    return ""
+
+
+def _zip_members(path, rel, budget=512 * 1024 * 1024):
+    """The files in a zip an LMS made, each a Download (hidden and oversized members listed, not read)."""
+    try:
+        with zipfile.ZipFile(path) as zf:
+            out = []
+            for info in zf.infolist():
+                if info.is_dir():
+                    continue
+                member = unicodedata.normalize("NFC", info.filename)
+                download = Download(f"{rel}:{member}", f"{path.stem}_{Path(member).name}")
+                if any(part.startswith(".") for part in Path(member).parts):
+                    download.status = "not graded (a hidden file: its name starts with '.')"
+                elif info.file_size > MAX_FILE or info.file_size > budget:
+                    download.status = f"not graded (too large: {info.file_size / 2**20:.0f} MiB unpacked)"
+                else:
+                    download.data = zf.read(info)
+                    budget -= len(download.data)
+                out.append(download)
+            return out
+    except (zipfile.BadZipFile, OSError, RuntimeError, NotImplementedError, EOFError):
+        return None
+
+
+def downloads(folder):
+    """Every file under the LMS folder, each a Download: zips unpacked, nothing left out (hidden files,
+    links, files outside archive/ and oversized files are listed with the reason they are not read)."""
+    folder = Path(folder)
+    archive = folder / "archive" if (folder / "archive").is_dir() else None
     out = []
-    for path in sorted(p for p in base.rglob("*") if p.is_file() and not p.name.startswith(".")):
-        rel = str(path.relative_to(base))
-        if path.suffix == ".zip":  # an LMS may zip a student's files
-            try:
-                with zipfile.ZipFile(path) as zf:
-                    for info in zf.infolist():
-                        if not info.is_dir() and not Path(info.filename).name.startswith("."):
-                            out.append((f"{path.stem}_{Path(info.filename).name}", zf.read(info), rel))
-                continue
-            except zipfile.BadZipFile:
-                pass
-        out.append((path.name, path.read_bytes(), rel))
+    for top, dirs, files in os.walk(folder, followlinks=False):
+        dirs.sort()
+        for name in sorted(files) + sorted(d for d in dirs if (Path(top) / d).is_symlink()):
+            path = Path(top) / name
+            base = archive if archive is not None and archive in path.parents else folder
+            rel = unicodedata.normalize("NFC", str(path.relative_to(base)))
+            status = _not_read(path, rel, archive)
+            if not status and path.suffix.lower() == ".zip":
+                members = _zip_members(path, rel)
+                if members is not None:
+                    out += members
+                    continue
+                status = "not graded (a damaged zip file)"
+            data = None if status else path.read_bytes()
+            out.append(Download(rel, unicodedata.normalize("NFC", path.name), data, status))
     return out
 
 
-def parse_name(name, notebooks, roster):
-    """Entry for a file called `name` (no content)."""
+def notebook_named(rest, lessons):
+    """(lesson, notebook) whose notebook name appears in the file name `rest`, this lesson's first."""
+    for lesson, notebooks in lessons.items():
+        for nb in notebooks:
+            if re.search(rf"(?:^|[^A-Za-z0-9]){re.escape(nb)}(?:$|[^A-Za-z0-9])", rest):
+                return lesson, nb
+    return None, None
+
+
+def parse_name(name, lesson, lessons, roster):
+    """Entry for a file called `name` (no content). `lessons`: {lesson: notebook names}, this one first."""
     name = unicodedata.normalize("NFC", name)
-    who, rest = (name.split("_", 1) + [""])[:2] if "_" in name else (Path(name).stem, name)
-    student, flag = student_of(who, roster)
-    target = next((f"{nb}.ipynb" for nb in notebooks if rest == f"{nb}.ipynb" or rest.endswith(f"_{nb}.ipynb")), "")
-    if not target and name.endswith(".ipynb"):
+    bare = name.lstrip(".")
+    lms = CANVAS.match(bare) or MOODLE.match(bare)
+    if lms:
+        who, rest, lms_id = lms["name"], lms["rest"], lms["lms"]
+    else:
+        who, rest = (bare.split("_", 1) + [""])[:2] if "_" in bare else (Path(bare).stem, bare)
+        lms_id = ""
+    student, flag = student_of(who, roster, lms_id)
+    found, nb = notebook_named(rest, lessons)
+    status, target = "", ""
+    if found == lesson:
+        target = f"{nb}.ipynb"
+    elif found and rest.lower().endswith(".ipynb"):
+        status = f"not this lesson (looks like {found})"
+    elif rest.lower().endswith(".ipynb"):
         target = "?"  # a notebook under another name: decided per student
     stamp = ATTEMPT.search(rest)
     own = re.sub(r"^attempt_[^_]*(_|$)", "", rest) or rest
     entry = Entry(
-        file=name, student=student, target=target, order=(stamp.group(1) if stamp else "", name), own_name=own
+        file=name,
+        student=student,
+        target=target,
+        status=status,
+        order=(stamp.group(1) if stamp else "", name),
+        own_name=own,
+        name=unicodedata.normalize("NFC", who),
+        lms_id=lms_id,
     )
     if flag:
         entry.flags.append(flag)
     return entry
+
+
+def grade_ids_in(data):
+    """The grade ids of a submitted file's graded cells (types checked), or None if it is not readable."""
+    from .repairs import Broken, ShapeCells, load
+
+    try:
+        cells = load(data).get("cells", [])
+    except Broken:
+        return None
+    ids = set()
+    for cell in cells:
+        meta = cell.get("metadata") if isinstance(cell, dict) else None
+        nb_meta = meta.get("nbgrader") if isinstance(meta, dict) else None
+        if ShapeCells.well_typed(nb_meta) and nb_meta.get("grade_id"):
+            ids.add(nb_meta["grade_id"])
+    return ids
+
+
+def lesson_by_content(data, lesson, grade_ids):
+    """'' if the file's graded cells are this lesson's (or cannot tell), else the lesson they are of."""
+    ids = grade_ids_in(data)
+    if not ids or ids & grade_ids.get(lesson, set()):
+        return ""
+    overlap = {other: len(ids & known) for other, known in grade_ids.items() if other != lesson}
+    best = max(overlap, key=overlap.get, default="")
+    return best if best and overlap[best] else ""
+
+
+def separate_people(entries):
+    """Two people never share an id: entries of one id but different people (another LMS user id, or
+    another name that made the same id) get ids of their own, and are flagged."""
+    by_student = {}
+    for entry in entries:
+        by_student.setdefault(entry.student, []).append(entry)
+    for student, mine in by_student.items():
+        people = sorted({(e.lms_id, e.name) for e in mine if not e.status.startswith("not graded (a hidden")})
+        if len(people) < 2 or all(not e.flags and not e.lms_id for e in mine):
+            continue  # one person, or the same id read from the roster or given as is
+        lms_ids = {lms for lms, _ in people if lms}
+        if len(people) == 2 and len(lms_ids) < 2 and len({n for _, n in people}) == 1:
+            continue  # one person, once with and once without the LMS's id
+        for k, (lms, name) in enumerate(people, 1):
+            new = f"{student}-{lms}" if lms else f"{student}-{k}"
+            others = ", ".join(f"{n} ({lm})" if lm else n for lm, n in people if (lm, n) != (lms, name))
+            for entry in mine:
+                if (entry.lms_id, entry.name) == (lms, name):
+                    entry.student = new
+                    entry.flags.append(
+                        f"another student's files gave the same id {student!r} ({others}): "
+                        f"graded as {new!r}; check who is who"
+                    )
+    return entries
 
 
 def collect_folder(course, lesson, folder, roster=None):
@@ -121,19 +280,31 @@ def collect_folder(course, lesson, folder, roster=None):
     if not folder.is_dir():
         raise SystemExit(f"no such folder: {folder}")
     notebooks = course.notebooks(lesson)
+    lessons = {lesson: notebooks, **{other: course.notebooks(other) for other in course.lessons() if other != lesson}}
+    grade_ids = {name: course.grade_ids(name) for name in lessons}
     entries, content = [], {}
-    for name, data, rel in _downloads(folder):
-        entry = parse_name(name, notebooks, roster)
-        entry.file = rel if rel.endswith(name) else f"{rel}:{name}"
+    for download in downloads(folder):
+        entry = parse_name(download.name, lesson, lessons, roster)
+        entry.file = download.rel
+        if download.status:
+            entry.status, entry.target = download.status, ""
+        elif entry.target:
+            looks_like = lesson_by_content(download.data, lesson, grade_ids)
+            if looks_like:
+                entry.status, entry.target = f"not this lesson (looks like {looks_like})", ""
         entries.append(entry)
-        content[id(entry)] = data
+        content[id(entry)] = download.data
+    separate_people(entries)
     by_student = {}
     for entry in entries:
         by_student.setdefault(entry.student, []).append(entry)
     for student, mine in by_student.items():
+        usable = [e for e in mine if not e.status]
+        if not usable:
+            continue  # only files that are not graded: their rows say why
         dest = course.submitted / student / lesson
         dest.mkdir(parents=True, exist_ok=True)
-        nbs = sorted((e for e in mine if e.target), key=lambda e: e.order)
+        nbs = sorted((e for e in usable if e.target), key=lambda e: e.order)
         chosen = {}
         for entry in nbs:  # the latest file for each notebook wins
             target = entry.target
@@ -152,13 +323,18 @@ def collect_folder(course, lesson, folder, roster=None):
             chosen[target] = entry
         for target, entry in chosen.items():
             _write(dest / target, content[id(entry)])
-        for entry in mine:
+        for entry in usable:
             if not entry.target:
                 entry.status = (
-                    "extra file (copied beside the notebook)" if chosen else ""
+                    "extra file (kept with the submission; not used for grading)" if chosen else ""
                 )  # no notebook: the student's failure shows on this row
-                if not entry.file.endswith(".ipynb") and entry.own_name not in ("timestamp.txt", ""):
-                    _write(dest / Path(entry.own_name).name, content[id(entry)])
+                kept = Path(entry.own_name).name
+                if (
+                    not entry.file.endswith(".ipynb")
+                    and kept not in ("timestamp.txt", "", ".", "..")
+                    and kept[0] != "."
+                ):
+                    _write(dest / kept, content[id(entry)])
         stamps = [e.order[0] for e in chosen.values() if e.order[0]]
         if stamps:
             _write(dest / "timestamp.txt", _timestamp(max(stamps)).encode())

@@ -45,6 +45,24 @@ class Course:
         """Names (without .ipynb) of the lesson's released notebooks."""
         return sorted(p.stem for p in (self.release / lesson).glob("*.ipynb"))
 
+    def lessons(self):
+        """Every released lesson (a folder of the release with a notebook)."""
+        if not self.release.is_dir():
+            return []
+        return sorted(d.name for d in self.release.iterdir() if d.is_dir() and any(d.glob("*.ipynb")))
+
+    def grade_ids(self, lesson):
+        """The grade ids of the lesson's answer and test cells, from its released notebooks."""
+        import json
+
+        ids = set()
+        for path in (self.release / lesson).glob("*.ipynb"):
+            for cell in json.loads(path.read_text(encoding="utf-8")).get("cells", []):
+                meta = cell.get("metadata", {}).get("nbgrader", {})
+                if meta.get("grade") or meta.get("solution"):
+                    ids.add(meta.get("grade_id"))
+        return ids - {None}
+
     def fingerprint(self, lesson, settings=""):
         """Changes when the lesson's source, the configuration, the grader's code or its settings change."""
         h = hashlib.sha256(settings.encode())

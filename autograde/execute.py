@@ -1,5 +1,5 @@
 """Step 4b, the sandboxed run: nbgrader's Execute preprocessor, with the kernel in the sandbox, the
-integrity guard around the student's cells, an output cap, and a record of which limit was hit.
+tests run by the integrity guard (guard.py), an output cap, and a record of which limit was hit.
 
 `SandboxExecute` replaces `Execute` in nbgrader's autograde preprocessors. What it found goes to
 `SandboxExecute.reports` (one dict per notebook) for the grading worker to read.
@@ -7,53 +7,54 @@ integrity guard around the student's cells, an output cap, and a record of which
 
 import json
 
-from nbformat.v4 import new_code_cell
+from nbformat.v4 import new_code_cell, new_output
 from nbgrader.preprocessors import Execute
 from traitlets import Bool, Dict, Int, List, Unicode
 
 from . import guard
-from .sandbox import SandboxKernelManager, size
+from .sandbox import Limits, SandboxKernelManager, size
 
 AUTOGRADE_KEY = "autograde_injected"
 
 
-def limit_hit(nb, limits, exit_code=None, died=False):
-    """The limit a notebook ran into, as a status reason ('memory limit 2 GiB'), or ''."""
-    text = []
-    for cell in nb.cells:
-        for out in cell.get("outputs", []):
-            if out.get("output_type") == "error":
-                text.append(f"{out.get('ename', '')}: {out.get('evalue', '')}")
-    joined = "\n".join(text)
-    if (
-        "MemoryError" in joined
-        or "can't allocate memory" in joined
-        or "Cannot allocate memory" in joined
-        or "std::bad_alloc" in joined
-    ):
-        return f"memory limit {size(limits['memory'])}"
-    if "[Errno 27]" in joined or "File too large" in joined:
-        return f"file size limit {size(limits['file_size'])}"
-    if (
-        "BlockingIOError" in joined
-        and "Resource temporarily unavailable" in joined
-        or "can't start new thread" in joined
-    ):
-        return f"process limit ({limits['processes']} processes)"
+# (what the error says, which limit, counted by a cgroup when there is one)
+LIMIT_ERRORS = [
+    (("No space left on device", "[Errno 28]"), "disk", False),
+    (("MemoryError", "can't allocate memory", "Cannot allocate memory", "std::bad_alloc"), "memory", True),
+    (("[Errno 27]", "File too large"), "file_size", False),
+    (("can't start new thread", "BlockingIOError: [Errno 11] Resource temporarily unavailable"), "processes", True),
+]
+
+
+def limit_hit(nb, limits, exit_code=None, died=False, counted=False):
+    """The limit a notebook ran into, as a status reason ('memory limit 2 GiB'), or '', from its
+    errors. With `counted`, memory and processes are counted by the kernel (a cgroup) and only that
+    count says they were exceeded: an error message a notebook prints proves nothing."""
+    errors = "\n".join(
+        f"{out.get('ename', '')}: {out.get('evalue', '')}"
+        for cell in nb.cells
+        for out in cell.get("outputs", [])
+        if out.get("output_type") == "error"
+    )
+    for needles, which, by_cgroup in LIMIT_ERRORS:
+        if not (counted and by_cgroup) and any(n in errors for n in needles):
+            return Limits(**limits).reason(which)
     if died and exit_code in (-24, 152, 128 + 24):
-        return f"CPU time limit {limits['cpu']} s"
+        return Limits(**limits).reason("cpu")
     return ""
 
 
 class SandboxExecute(Execute):
-    """Execute with the kernel in a bubblewrap sandbox, plus the integrity guard and limits."""
+    """Execute with the kernel in a bubblewrap sandbox, the tests run by the integrity guard, and limits."""
 
-    guard = Bool(True, help="inject the run-time integrity guard").tag(config=True)
-    aliases = Dict({}, help="names the tests use for modules: {'np': 'numpy', ...}").tag(config=True)
-    builtin_names = List([], help="builtins the tests use").tag(config=True)
+    guard = Bool(True, help="run the tests through the run-time integrity guard").tag(config=True)
+    imports = List([], help="the lesson's imports the tests use: [name, module, attribute or None]").tag(config=True)
     output_limit = Int(10 * 1024 * 1024, help="bytes of output of one notebook").tag(config=True)
     limits = Dict({}, help="see sandbox.Limits").tag(config=True)
     sandbox = Unicode("bwrap").tag(config=True)
+    data_from = Unicode("", help="the released lesson's folder: its data files go into the kernel's folder").tag(
+        config=True
+    )
 
     reports = []  # one per executed notebook, read by the worker
 
@@ -65,6 +66,8 @@ class SandboxExecute(Execute):
         km = super().create_kernel_manager()
         km.limits = dict(self.limits)
         km.sandbox = self.sandbox
+        km.files_from = self.data_from
+        km.setup_payload = self._payload
         if km.kernel_uid is not None and self.sandbox != "bwrap":
             km.kernel_uid = None
         self._km = km
@@ -82,39 +85,47 @@ class SandboxExecute(Execute):
 
     # --- the guard --------------------------------------------------------------------------
     def _inject(self, nb):
-        self._nonces = []
-        cells = []
-        if self.guard:
-            setup = new_code_cell(
-                guard.setup_source(
-                    "__import__('os').environ.pop('AUTOGRADE_GUARD_FD', '-1')", self.aliases, self.builtin_names
-                )
-            )
-            setup.metadata[AUTOGRADE_KEY] = "setup"
-            cells.append(setup)
+        """The setup cell first; each test cell becomes a comment with a nonce (its source goes to the
+        guard); a final check cell."""
+        self._tests, self._checks, self._payload = {}, [], ""
+        if not self.guard:
+            return
+        tests = {}
+        cells = [_injected(guard.setup_source(), "setup")]
         for cell in nb.cells:
-            m = cell.metadata.get("nbgrader", {})
-            if self.guard and cell.cell_type == "code" and m.get("grade") and not m.get("solution"):
-                src, nonce = guard.check_source()
-                check = new_code_cell(src)
-                check.metadata[AUTOGRADE_KEY] = nonce
-                cells.append(check)
+            if is_test_cell(cell):
+                marker, nonce = guard.test_source()
+                gid = cell.metadata.nbgrader.get("grade_id", "")
+                tests[nonce] = {"grade_id": gid, "source": cell.source, "value": guard.ends_in_value(cell.source)}
+                self._tests[nonce] = (cell, cell.source)
+                cell.source = marker
             cells.append(cell)
-        if self.guard:
-            src, nonce = guard.check_source()
-            check = new_code_cell(src)
-            check.metadata[AUTOGRADE_KEY] = nonce
-            cells.append(check)
+        marker, nonce = guard.check_source()
+        self._checks.append(nonce)
+        cells.append(_injected(marker, nonce))
         nb.cells = cells
+        self._payload = guard.payload(tests, self.imports)
 
     def on_cell_executed(self, **kwargs):
         super().on_cell_executed(**kwargs)
         cell, reply = kwargs["cell"], kwargs["execute_reply"]
-        tag = cell.metadata.get(AUTOGRADE_KEY)
-        if tag and tag != "setup" and reply and reply.get("content", {}).get("status") == "ok":
-            self._nonces.append(tag)
-        if tag == "setup" and reply and reply.get("content", {}).get("status") != "ok":
+        if cell.metadata.get(AUTOGRADE_KEY) == "setup" and reply and reply.get("content", {}).get("status") != "ok":
             self._setup_failed = True
+
+    def _settle(self, nb, lines):
+        """Test cells get their own source back, and outputs made from the guard's records: what they
+        printed, then the failure if they failed (what nbgrader scores), never what the notebook emitted."""
+        nb.cells = [c for c in nb.cells if not c.metadata.get(AUTOGRADE_KEY)]
+        if not self.guard:
+            return []
+        analysis = guard.analyse(lines, list(self._tests), self._checks)
+        for nonce, (cell, source) in self._tests.items():
+            cell.source = source
+            cell.outputs = outputs_for(cell.get("outputs", []), analysis.outcomes.get(nonce))
+        flags = analysis.flags
+        if self._setup_failed:
+            flags.insert(0, "the integrity guard could not start")
+        return flags
 
     def preprocess(self, nb, resources=None, km=None):
         self._output_bytes, self._over_output, self._setup_failed, self._km = 0, False, False, None
@@ -128,21 +139,51 @@ class SandboxExecute(Execute):
             raise
         finally:
             km_ = self._km
+            if km_ is not None:
+                km_.settle()
             lines = km_.guard_lines(wait=2) if km_ is not None else []
             report["exit_code"] = getattr(km_, "exit_code", None)
-            report["limit"] = limit_hit(nb, self.limits, report["exit_code"], report["died"])
+            report["flags"] = self._settle(nb, lines) if not report["died"] else []
+            counted = km_ is not None and km_.counted
+            report["limit"] = limit_hit(nb, self.limits, report["exit_code"], report["died"], counted)
+            if km_ is not None and km_.limit_exceeded:
+                report["limit"] = km_.limit_exceeded
             if self._over_output:
                 report["limit"] = report["limit"] or f"output limit {size(self.output_limit)}"
-            injected = [c for c in nb.cells if c.metadata.get(AUTOGRADE_KEY)]
-            nb.cells = [c for c in nb.cells if not c.metadata.get(AUTOGRADE_KEY)]
-            if self.guard and not report["died"]:
-                report["flags"] = guard.analyse(lines, self._nonces)
-                if self._setup_failed:
-                    report["flags"].insert(0, "the integrity guard could not start")
-            else:
-                report["flags"] = []
-            report["checks"] = len(self._nonces)
-            report["injected"] = len(injected)
+            report["tests"] = len(self._tests)
             report["sandbox"] = km_.info() if km_ is not None else {}
             SandboxExecute.reports.append(report)
         return nb, resources
+
+
+def is_test_cell(cell):
+    m = cell.metadata.get("nbgrader", {})
+    return cell.cell_type == "code" and bool(m.get("grade")) and not m.get("solution")
+
+
+def _injected(source, tag):
+    cell = new_code_cell(source)
+    cell.metadata[AUTOGRADE_KEY] = tag
+    return cell
+
+
+def outputs_for(kernel_outputs, outcome):
+    """A test cell's outputs: what it printed (stdout), then its result as the guard reported it."""
+    kept = [o for o in kernel_outputs if o.get("output_type") == "stream" and o.get("name") == "stdout"]
+    if outcome is None:
+        kept.append(
+            new_output(
+                "error",
+                ename="AutogradeError",
+                evalue="this test did not run to the end (the kernel stopped, or the notebook kept it from running)",
+                traceback=[],
+            )
+        )
+    elif not outcome.ok:
+        kept.append(new_output("error", ename=outcome.ename, evalue=outcome.evalue, traceback=[]))
+    elif outcome.value is not None:
+        kept.append(new_output("execute_result", data={"text/plain": repr(float(outcome.value))}, execution_count=None))
+    for output in kept:
+        if output.get("output_type") == "error":
+            output["traceback"] = [f"{output['ename']}: {output['evalue']}"]
+    return kept

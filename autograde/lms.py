@@ -22,6 +22,7 @@ from pathlib import Path
 from nbgrader.api import Gradebook, MissingEntry
 
 from .cli import default_root
+from .report import safe_cell
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -110,7 +111,7 @@ def export(kind, roster_path, out_path, db_url):
     maximum, points = lesson_points(db_url)
     rows = (canvas_rows if kind == "canvas" else moodle_rows)(roster, maximum, points)
     with open(out_path, "w", newline="", encoding="utf-8") as handle:
-        csv.writer(handle).writerows(rows)
+        csv.writer(handle).writerows([safe_cell(cell) for cell in row] for row in rows)
     return sorted({p["student_id"] for p in roster for n in maximum if (p["student_id"], n) not in points})
 
 

@@ -33,6 +33,7 @@ class Worker:
         self.lines = queue.Queue()
         threading.Thread(target=self._read, daemon=True).start()
         self.ready = False
+        self.thread = threading.get_ident()  # it dies with this thread (PR_SET_PDEATHSIG follows the thread)
 
     def _read(self):
         for line in self.proc.stdout:
@@ -97,13 +98,33 @@ class Worker:
 
 
 class Pool:
-    """Workers started ahead of time, so that their imports overlap with the command's own set-up."""
+    """Workers started ahead of time (by the command's own thread, so that they live as long as the
+    command: a worker dies with the thread that started it), so that their imports overlap with the
+    command's set-up, and serve every run of the batch."""
 
     def __init__(self, count, log_dir):
+        self.thread = threading.get_ident()
         self.idle = [Worker(i, log_dir) for i in range(count)]
 
+    def fill(self, count, log_dir):
+        """At least `count` idle workers (called from the command's own thread)."""
+        while len(self.idle) < count:
+            self.idle.append(Worker(len(self.idle), log_dir))
+
     def take(self, index, log_dir):
-        return self.idle.pop() if self.idle else Worker(index, log_dir)
+        while self.idle:
+            worker = self.idle.pop()
+            if worker.proc.poll() is None:
+                return worker
+            worker.close()
+        return Worker(index, log_dir)
+
+    def give_back(self, worker):
+        """A live worker of the command's thread waits for the next run; any other is closed."""
+        if worker.thread == self.thread and worker.proc.poll() is None:
+            self.idle.append(worker)
+        else:
+            worker.close()
 
     def close(self):
         for worker in self.idle:
@@ -111,8 +132,15 @@ class Pool:
         self.idle = []
 
 
-def run_jobs(jobs, workers, cap, log_dir, on_result, progress, pool=None):
-    """Grade `jobs` on `workers` long-lived workers; on_result(job, result) runs in this thread."""
+SKIPPED = "not graded: the batch was stopped"
+
+
+def run_jobs(jobs, workers, cap, log_dir, on_result, progress, pool=None, stop=None):
+    """Grade `jobs` on `workers` long-lived workers; on_result(job, result) runs in this thread. The
+    workers go back to `pool` (the caller closes it), or are closed if no pool was given. Once `stop`
+    (a threading.Event) is set, no new job starts: the rest get the result `SKIPPED`."""
+    stop = stop or threading.Event()
+    own = pool is None
     pool = pool or Pool(0, log_dir)
     todo = queue.Queue()
     for job in jobs:
@@ -139,6 +167,9 @@ def run_jobs(jobs, workers, cap, log_dir, on_result, progress, pool=None):
                     job = todo.get_nowait()
                 except queue.Empty:
                     return
+                if stop.is_set():
+                    done.put((job, {"student": job["student"], "ok": False, "reason": SKIPPED, "seconds": 0}))
+                    continue
                 start = time.monotonic()
                 result = worker.ask(job, cap)
                 if result is None:
@@ -149,9 +180,12 @@ def run_jobs(jobs, workers, cap, log_dir, on_result, progress, pool=None):
                     worker = Worker(index, log_dir)
                 done.put((job, result))
         finally:
-            worker.close()
+            pool.give_back(worker)
 
-    threads = [threading.Thread(target=serve, args=(i,), daemon=True) for i in range(max(1, min(workers, len(jobs))))]
+    count = max(1, min(workers, len(jobs)))
+    if pool.thread == threading.get_ident():
+        pool.fill(count, log_dir)
+    threads = [threading.Thread(target=serve, args=(i,), daemon=True) for i in range(count)]
     for t in threads:
         t.start()
     for n in range(len(jobs)):
@@ -160,3 +194,5 @@ def run_jobs(jobs, workers, cap, log_dir, on_result, progress, pool=None):
         progress(n + 1, len(jobs), job, result)
     for t in threads:
         t.join()
+    if own:
+        pool.close()

@@ -79,7 +79,83 @@ class DropMalformedCells(Repair):
         kept = [c for c in work.cells if isinstance(c, dict) and c.get("cell_type") in ("code", "markdown", "raw")]
         if len(kept) != len(work.cells):
             work.notes.append("dropped a malformed cell")
-        work.cells = [copy.deepcopy(c) for c in kept]
+        work.cells = kept
+
+
+NBGRADER_TYPES = {
+    "grade_id": str,
+    "grade": bool,
+    "solution": bool,
+    "locked": bool,
+    "task": bool,
+    "points": (int, float),
+    "schema_version": int,
+    "checksum": str,
+    "cell_type": str,
+}
+KEPT_METADATA = {"tags", "collapsed", "scrolled", "editable", "deletable", "jupyter", "slideshow", "trusted"}
+
+
+def plain_json(value, depth=0, budget=None):
+    """True for JSON of at most 6 levels and 10,000 values (what cell metadata of a real notebook holds)."""
+    budget = budget if budget is not None else [10_000]
+    budget[0] -= 1
+    if budget[0] < 0 or depth > 6:
+        return False
+    if isinstance(value, dict):
+        return all(isinstance(k, str) and plain_json(v, depth + 1, budget) for k, v in value.items())
+    if isinstance(value, list):
+        return all(plain_json(v, depth + 1, budget) for v in value)
+    return value is None or isinstance(value, (str, bool, int, float))
+
+
+class ShapeCells(Repair):
+    """Every field a repair reads gets the type it should have, whatever the file held: a source that
+    is not text becomes empty, metadata that is not a dict becomes {}, nbgrader metadata with a field
+    of the wrong type (a list as grade_id, a string as points) is ignored (the cell is then recognised
+    by position and content, like a cell whose metadata was removed), other metadata is kept only if
+    it is small plain JSON. Nothing else in a cell is kept (outputs go anyway)."""
+
+    def apply(self, work):
+        shaped = []
+        for n, cell in enumerate(work.cells, 1):
+            source = cell.get("source", "")
+            if isinstance(source, list) and all(isinstance(line, str) for line in source):
+                source = "".join(source)
+            elif not isinstance(source, str):
+                work.notes.append(f"cell {n}: its source was not text (emptied)")
+                source = ""
+            metadata = cell.get("metadata")
+            if not isinstance(metadata, dict):
+                if metadata is not None:
+                    work.notes.append(f"cell {n}: its metadata was not a dict (ignored)")
+                metadata = {}
+            kept = {k: v for k, v in metadata.items() if k in KEPT_METADATA and plain_json(v)}
+            nb_meta = metadata.get("nbgrader")
+            if nb_meta is not None:
+                if self.well_typed(nb_meta):
+                    kept["nbgrader"] = dict(nb_meta)
+                else:
+                    work.notes.append(f"cell {n}: its nbgrader metadata had fields of the wrong type (ignored)")
+            new = {"cell_type": cell["cell_type"], "metadata": kept, "source": source}
+            if isinstance(cell.get("id"), str):
+                new["id"] = cell["id"]
+            attachments = cell.get("attachments")
+            if cell["cell_type"] != "code" and isinstance(attachments, dict) and plain_json(attachments):
+                new["attachments"] = attachments
+            shaped.append(new)
+        work.cells = shaped
+
+    @staticmethod
+    def well_typed(meta):
+        if not isinstance(meta, dict) or not isinstance(meta.get("grade_id", ""), str):
+            return False
+        for key, kind in NBGRADER_TYPES.items():
+            value = meta.get(key)
+            if value is not None and (not isinstance(value, kind) or (kind is not bool and isinstance(value, bool))):
+                return False
+        gid = meta.get("grade_id")
+        return gid is None or (0 < len(gid) <= 200 and re.fullmatch(r"[A-Za-z0-9_\-]+", gid) is not None)
 
 
 class MatchByGradeId(Repair):
@@ -248,6 +324,7 @@ class ReleasedMetadata(Repair):
 
 REPAIRS = [
     DropMalformedCells,
+    ShapeCells,
     MatchByGradeId,
     MatchRenamedCells,
     RestoreGradedCells,
@@ -258,20 +335,57 @@ REPAIRS = [
 ]
 
 
+MAX_BYTES = 64 * 1024 * 1024  # a lesson's notebook with all its figures is a few MiB
+
+
 def load(raw):
-    """The submitted file's bytes as a notebook-shaped dict, or Broken."""
+    """The submitted file's bytes as a notebook-shaped dict (nbformat 3 converted), or Broken."""
+    if len(raw) > MAX_BYTES:
+        raise Broken(f"too large to be a notebook of this lesson ({len(raw) / 2**20:.0f} MiB)")
     try:
-        data = json.loads(raw.decode("utf-8-sig"))
-    except (UnicodeDecodeError, json.JSONDecodeError):
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        raise Broken("invalid JSON (not UTF-8 text)") from None
+    try:
+        data = json.loads(text)
+    except RecursionError:
+        raise Broken("invalid JSON (nested too deeply)") from None
+    except json.JSONDecodeError:
         raise Broken("invalid JSON") from None
+    except (ValueError, MemoryError) as err:  # e.g. an integer of thousands of digits
+        raise Broken(f"invalid JSON ({str(err).split(':')[0][:60]})") from None
+    if isinstance(data, dict) and data.get("nbformat") == 3 and isinstance(data.get("worksheets"), list):
+        data = from_nbformat3(data)
     if not isinstance(data, dict) or not isinstance(data.get("cells"), list):
         raise Broken("not a notebook")
     return data
 
 
+def from_nbformat3(data):
+    """An nbformat 3 notebook, converted by nbformat's own converter (as `jupyter nbconvert --to notebook`
+    would), or Broken with how to re-save it."""
+    import nbformat
+
+    try:
+        converted = nbformat.convert(nbformat.from_dict(data), 4)
+        return json.loads(nbformat.writes(converted, version=4))
+    except Exception:  # noqa: BLE001 - any shape the converter cannot take
+        raise Broken(
+            "an nbformat 3 notebook that could not be converted: open it in Jupyter and save it again"
+        ) from None
+
+
 def repair(raw, released, repairs=REPAIRS):
-    """(repaired notebook, sorted notes) for the submitted bytes `raw` and the released notebook."""
+    """(repaired notebook, sorted notes) for the submitted bytes `raw` and the released notebook.
+    Whatever the file holds, the result is a valid notebook or Broken with a reason."""
     work = Work(load(raw), released)
-    for step in repairs:
-        step()(work)
+    try:
+        for step in repairs:
+            step()(work)
+    except Broken:
+        raise
+    except RecursionError:
+        raise Broken("could not be read (nested too deeply)") from None
+    except Exception as err:  # noqa: BLE001 - a shape no repair foresaw: this file fails, not the batch
+        raise Broken(f"could not be read ({type(err).__name__} in {step.__name__})") from None
     return work.notebook, sorted(set(work.notes))

@@ -1,6 +1,18 @@
 """Step 6, report: grades.csv (one row per submitted file), summary.txt and summary.png."""
 
 import csv
+import re
+
+FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+NUMBER = re.compile(r"^[+-]?\d+(\.\d+)?([eE][+-]?\d+)?$")
+
+
+def safe_cell(value):
+    """A CSV cell a spreadsheet shows as text: one that starts like a formula (= + - @, tab, CR) gets
+    a leading apostrophe (OWASP's advice on CSV injection); plain numbers are left as they are."""
+    if isinstance(value, str) and value.startswith(FORMULA_START) and not NUMBER.match(value):
+        return "'" + value
+    return value
 
 
 def graded_cells(released_nbs):
@@ -74,7 +86,7 @@ def write(out, lesson, columns, rows, isolation):
     with open(tmp, "w", newline="") as fh:
         writer = csv.DictWriter(fh, fieldnames=fields)
         writer.writeheader()
-        writer.writerows(rows)
+        writer.writerows({k: safe_cell(v) for k, v in row.items()} for row in rows)
     tmp.replace(out / "grades.csv")
     write_summary(out, lesson, columns, rows, isolation)
 

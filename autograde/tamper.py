@@ -331,7 +331,7 @@ def _tree(source):
     source = "\n".join("" if line.lstrip().startswith(("%", "!")) else line for line in source.splitlines())
     try:
         return ast.parse(source)
-    except SyntaxError:
+    except (SyntaxError, ValueError, RecursionError, MemoryError):  # not Python, a null byte, nested too deeply
         return None
 
 

@@ -16,7 +16,8 @@ measurements as JSON (by default benchmarks/results.json, committed as the lates
              a varying number of exercises), graded on fresh temporary copies of the course three times:
              stock sequential `nbgrader autograde`, the course's `python -m autograde --workers N` with
              its sandbox, and the same with --no-sandbox; submissions per minute, the speed-up over
-             stock, the cost of the sandbox, and a per-phase breakdown (in the JSON).
+             stock, the cost of the sandbox, the cost of the canary (the lesson's solution and blank
+             graded before any student) as a share of the batch, and a per-phase breakdown (in the JSON).
   widgets    each explorer (attention_course.widgets.Explorer) of each solution notebook: after the
              notebook has run, its controls are changed from code in the same kernel; the in-kernel
              time from setting a value to the end of the redraw it triggers (--changes changes per
@@ -389,6 +390,14 @@ def bench_grading(lesson, count, workers, timeout, log):
                 run["speed_up"] = run["per_minute"] / entry["stock"]["per_minute"]
                 run["disagreements"] = compare_scores(stock_course, lesson, out / "grades.csv")
             entry[key] = run
+        timings = entry["course"].get("phases") or {}
+        if timings.get("canary_worker_seconds") and "failure" not in entry["course"]:
+            # the lesson's own answers, graded alongside the first students (nothing recorded before they pass):
+            # their share of the workers' time, and that share of the batch's wall-clock time
+            canary = timings["canary_worker_seconds"]
+            share = canary / (canary + sum(timings.get("worker_phases_summed", {}).values()))
+            entry["canary_cost"] = share
+            entry["canary_seconds"] = share * entry["course"]["seconds"]
         if "speed_up" in entry["course"]:
             entry["speed_up"] = entry["course"]["speed_up"]
             if "speed_up" in entry["nosandbox"]:
@@ -500,6 +509,17 @@ def table_rows(results):
                     f"{100 * grading['sandbox_cost']:+.0f} %",
                     "≤ 10 %",
                     "" if grading["sandbox_cost"] <= 0.10 else "OVER ✗",
+                )
+            )
+        if grading.get("canary_cost") is not None:
+            rows.append(
+                (
+                    "grading",
+                    f"cost of the canary (solution and blank graded first), share of the {grading['submissions']}"
+                    "-submission batch",
+                    f"{100 * grading['canary_cost']:.0f} % ({grading['canary_seconds']:.1f} s)",
+                    "≤ 10 %",
+                    "" if grading["canary_cost"] <= 0.10 else "OVER ✗",
                 )
             )
     widgets = results.get("widgets")

@@ -103,7 +103,7 @@ def test_match_renamed_cells_by_kind_and_by_source():
         nb.cells[4].metadata.nbgrader.grade_id = "my-q1"  # answer renamed
         del nb.cells[5].metadata["nbgrader"]  # tests metadata removed, source unchanged
 
-    work = run(submission(rename), REPAIRS[:3])
+    work = run(submission(rename), REPAIRS[: REPAIRS.index(repairs.MatchRenamedCells) + 1])
     assert work.match[3] is work.cells[4] and work.match[4] is work.cells[5]
     assert "restored the metadata of q1 (was renamed my-q1)" in work.notes
     assert "restored the metadata of q1-tests" in work.notes

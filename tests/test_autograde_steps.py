@@ -14,8 +14,15 @@ from autograde import cli, collect, execute, gradebook, report, sandbox
 # --- collect ------------------------------------------------------------------------------------
 
 
-def course_for(tmp_path, notebooks=("01_why_attention",)):
-    return SimpleNamespace(submitted=tmp_path / "submitted", notebooks=lambda lesson: list(notebooks))
+def course_for(tmp_path, notebooks=("01_why_attention",), others=None):
+    """A course with lesson 01 (and `others`: {lesson: grade ids}) released."""
+    lessons = {"01_why_attention": {"rnn-step", "rnn-step-tests"}, **(others or {})}
+    return SimpleNamespace(
+        submitted=tmp_path / "submitted",
+        notebooks=lambda lesson: list(notebooks) if lesson == "01_why_attention" else [lesson],
+        lessons=lambda: sorted(lessons),
+        grade_ids=lambda lesson: lessons[lesson],
+    )
 
 
 def downloads(tmp_path, files):
@@ -39,9 +46,9 @@ def test_every_file_gets_an_entry_and_unreadable_names_an_id(tmp_path):
     entries = collect.collect_folder(course_for(tmp_path), "01_why_attention", folder)
     assert len(entries) == 4
     by = {e.student: e for e in entries}
-    assert set(by) == {"ada", "Jose-Garcia", "bob", "eve"}
-    assert "José García" in by["Jose-Garcia"].flags[0]
-    assert (tmp_path / "submitted" / "Jose-Garcia" / "01_why_attention" / "01_why_attention.ipynb").exists()
+    assert set(by) == {"ada", "José-García", "bob", "eve"}
+    assert "José García" in by["José-García"].flags[0]
+    assert (tmp_path / "submitted" / "José-García" / "01_why_attention" / "01_why_attention.ipynb").exists()
     assert (tmp_path / "submitted" / "bob" / "01_why_attention" / "notes.txt").exists()
     assert by["eve"].target == "01_why_attention.ipynb" and "graded as" in by["eve"].notes[0]
     assert (tmp_path / "submitted" / "ada" / "01_why_attention" / "timestamp.txt").read_text() == "2026-11-20 10:00:00"
@@ -71,6 +78,7 @@ def test_roster_maps_lms_names(tmp_path):
     sid, flag = collect.student_of("mallory", roster)
     assert sid == "mallory" and "not in the roster" in flag
     assert collect.derive_id("  ") == "unnamed"
+    assert collect.student_of("王伟", roster) == ("王伟", "'王伟' is not in the roster")
 
 
 # --- gradebook ---------------------------------------------------------------------------------
@@ -162,7 +170,7 @@ def test_sandbox_command_binds_only_what_the_kernel_needs(tmp_path):
         tmp_path / "ipc",
         sandbox.Limits(),
         uid=2_000_000_001,
-        guard_fd=7,
+        fds={"AUTOGRADE_GUARD_FD": 7, "AUTOGRADE_SETUP_FD": 8},
     )
     text = " ".join(cmd)
     for flag in (
@@ -174,13 +182,21 @@ def test_sandbox_command_binds_only_what_the_kernel_needs(tmp_path):
         f"--data={2 * sandbox.GiB}",
         "--reuid=2000000001",
         "AUTOGRADE_GUARD_FD 7",
+        "AUTOGRADE_SETUP_FD 8",
+        f"--perms 01777 --size {sandbox.GiB} --tmpfs {sandbox.HOME}",  # the home: in memory, 1 GiB at most
+        f"--ro-bind {tmp_path / 's'} {sandbox.SEED}",  # what the home starts with, copied in
     ):
         assert flag in text, flag
     binds = [cmd[i + 2] for i, a in enumerate(cmd) if a in ("--bind", "--ro-bind")]
     writable = [cmd[i + 2] for i, a in enumerate(cmd) if a == "--bind"]
-    assert sorted(writable) == sorted([str(tmp_path / "ipc"), sandbox.HOME])
+    assert writable == [str(tmp_path / "ipc")]
     assert not any("solutions" in b or "notebooks" in b or "grading" in b for b in binds)
     assert cmd[-3:] == ["/venv/bin/python", "-m", "ipykernel_launcher"]
+    measured = sandbox.command(
+        ["/venv/bin/python"], tmp_path / "s", tmp_path / "ipc", sandbox.Limits(), home_in_memory=False
+    )
+    assert "--data" not in " ".join(sandbox.command(["/p"], tmp_path, tmp_path, sandbox.Limits(), rlimit_memory=False))
+    assert [measured[i + 2] for i, a in enumerate(measured) if a == "--bind"][-1] == sandbox.HOME
 
 
 def test_sizes_and_limit_statuses():
@@ -201,6 +217,9 @@ def test_sizes_and_limit_statuses():
         "process limit"
     )
     assert execute.limit_hit(nb("ValueError", "x"), limits, exit_code=-24, died=True) == "CPU time limit 600 s"
+    assert execute.limit_hit(nb("OSError", "[Errno 28] No space left on device"), limits) == "disk limit 1 GiB"
+    # counted by a cgroup, memory and processes are what the cgroup says, never what a notebook printed
+    assert execute.limit_hit(nb("MemoryError", "raised by hand"), limits, counted=True) == ""
     assert execute.limit_hit(nb("AssertionError", "wrong"), limits) == ""
 
 

@@ -107,32 +107,39 @@ def records(*items, key=b"k" * 32, forge=False):
     return lines
 
 
-def test_guard_clean_run_has_no_flags():
-    assert guard.analyse(records({"kind": "check", "nonce": "a", "problems": []}), ["a"]) == []
-
-
-def test_guard_reports_problems_violations_and_missing_checks():
+def test_guard_clean_run_has_no_flags_and_the_outcomes():
     lines = records(
-        {"kind": "check", "nonce": "a", "problems": ["attention_course.checks: rebinds expect_close"]},
-        {"kind": "violation", "what": "sets RNNCell.forward (torch.nn.modules.rnn)"},
+        {"kind": "test", "nonce": "t1", "ok": True, "violations": [], "restored": []},
+        {"kind": "test", "nonce": "t2", "ok": False, "ename": "AssertionError", "evalue": "off by 1"},
+        {"kind": "check", "nonce": "c", "problems": []},
     )
-    found = guard.analyse(lines, ["a", "b"])
-    assert "at run time: attention_course.checks: rebinds expect_close" in found
-    assert "at run time: sets RNNCell.forward (torch.nn.modules.rnn)" in found
-    assert any("1 of 2 integrity checks did not run" in f for f in found)
+    found = guard.analyse(lines, ["t1", "t2"], ["c"])
+    assert found.flags == []
+    assert found.outcomes["t1"].ok and not found.outcomes["t2"].ok and found.outcomes["t2"].evalue == "off by 1"
+
+
+def test_guard_reports_problems_violations_and_missing_tests():
+    lines = records(
+        {"kind": "test", "nonce": "t1", "ok": True, "restored": ["attention_course.checks: rebinds expect_close"]},
+        {"kind": "violation", "what": "gc.get_referents", "fatal": True},
+        {"kind": "check", "nonce": "c", "problems": []},
+    )
+    found = guard.analyse(lines, ["t1", "t2"], ["c"])
+    assert "at run time: attention_course.checks: rebinds expect_close (undone before the test ran)" in found.flags
+    assert "at run time: gc.get_referents" in found.flags
+    assert any("1 of 2 tests did not report" in f for f in found.flags)
+    assert "t2" not in found.outcomes  # no outcome: that test scores 0 (execute.outputs_for)
 
 
 def test_guard_detects_forged_or_missing_records():
-    assert any(
-        "forged" in f
-        for f in guard.analyse(records({"kind": "check", "nonce": "a", "problems": []}, forge=True), ["a"])
-    )
-    assert guard.analyse([], ["a"])[0].startswith("the integrity guard did not report")
+    forged = guard.analyse(records({"kind": "test", "nonce": "t", "ok": True}, forge=True), ["t"], [])
+    assert any("forged" in f for f in forged.flags) and "t" not in forged.outcomes
+    assert guard.analyse([], ["t"], []).flags[0].startswith("the integrity guard did not report")
 
 
 def test_guard_sources():
+    src, nonce = guard.test_source()
+    assert src.startswith(guard.TEST_MARKER) and nonce in src and src.count("\n") == 1
     src, nonce = guard.check_source()
-    assert src.startswith(guard.MARKER) and nonce in src and src.count("\n") == 1
-    setup = guard.setup_source(5, {"np": "numpy"}, ["abs"])
-    compile(setup, "setup", "exec")
-    assert "__autograde_guard(int(5), {'np': 'numpy'}, ['abs']" in setup
+    assert src.startswith(guard.CHECK_MARKER) and nonce in src
+    compile(guard.setup_source(), "setup", "exec")

@@ -1,12 +1,17 @@
 """The grading command (python -m autograde) on a temporary copy of the course, as a fresh clone
-would run it: no gradebook yet, one batch of lesson 01 with honest students and a submission of
-every hostile kind (vandalising the gradebook or the course, reading solutions/, a daemon, a memory
-hog, tampering with the checks by every route, an unreadable name, a resubmission).
+would run it: no gradebook yet, one batch of lesson 01 with honest students and a submission for
+every hostile route and file kind the grader knows (tampering by every route the integrity guard
+defeats or flags, vandalising the gradebook or the course, reading solutions/, a daemon, memory in
+shared mappings and children, a full scratch folder, hostile JSON, nbformat 3, seeded mutants of the
+release, Unicode and LMS names, same-name twins, hidden files, another lesson's notebooks, a
+resubmission). The canary grades the lesson's own answers first.
 
 The batch is first killed with kill -9 half-way, then run again (it must resume), then once more
 (nothing to grade), then again after hand grading (the hand-given points survive). Then: honest
-students are graded exactly, every cheat gets no points or is flagged, the course files are
-byte-identical, no process of the batch is left, and every submitted file has its row."""
+students are graded exactly, every cheat scores 0 for the cell it cheated (and is flagged where the
+guard saw it), the course files are byte-identical, no process of the batch is left, and every
+submitted file has its row. Two cheap batches check the canary's refusals (a .venv made for another
+folder, limits the lesson's own solution cannot run in), and one batch runs as an unprivileged user."""
 
 import copy
 import csv
@@ -18,11 +23,13 @@ import signal
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import nbformat
 import pytest
 from harness import ROOT, copy_course, grade_id, nbgrader_meta, read, solution_path
 from nbgrader.api import Gradebook
+from test_autograde_hostile import seeded_mutants
 
 from course_dev.cells import is_manual, is_test, points
 
@@ -45,7 +52,7 @@ STAMP = "attempt_2026-11-20-10-00-00"
 def course(tmp_path_factory):
     """A fresh clone: configuration, tools, the lesson's solution and committed release, the grader; no gradebook."""
     course = copy_course(tmp_path_factory.mktemp("grading_course"), [LESSON])
-    shutil.copytree(ROOT / "notebooks" / LESSON, course / "notebooks" / LESSON)
+    shutil.copytree(ROOT / "notebooks", course / "notebooks")  # every lesson released, as in a real course
     shutil.copytree(ROOT / "autograde", course / "autograde", ignore=shutil.ignore_patterns("__pycache__"))
     with open(course / "nbgrader_config.py", "a") as fh:
         fh.write(f"\nc.Execute.timeout = {CELL_TIMEOUT}\n")
@@ -78,8 +85,73 @@ def with_answer(course, gid, source):
 
 # rnn_step without the bias: the tests must catch it unless they are tampered with
 WRONG = "import numpy as np\ndef rnn_step(h, x, W_h, W_x, b):\n    return np.tanh(h @ W_h.T + x @ W_x.T)\n"
+# right on the visible test's shapes only: the hidden test's random data catches it, unless they are all zeros
+SNEAKY = (
+    "import numpy as np\ndef rnn_step(h, x, W_h, W_x, b):\n"
+    "    if h.shape[-1] == 2:\n        return np.tanh(h @ W_h.T + x @ W_x.T + b)\n    return np.zeros_like(h)\n"
+)
 NOOP = "lambda *a, **k: None"
-# tampering routes the run-time guard must see (a static rule may see them too), and what its flag says of each
+# an answer object that walks to the test's frame through a traceback and answers what the test expects
+FRAME_WALKER = """
+import numpy as np
+class Walker:
+    def _find(self, names):
+        try:
+            raise RuntimeError
+        except RuntimeError as err:
+            frame = err.__traceback__.tb_frame
+        while frame is not None:
+            for name in names:
+                if name in frame.f_locals:
+                    return frame.f_locals[name]
+            frame = frame.f_back
+    def __array__(self, dtype=None, copy=None):
+        return np.asarray(self._find(["expected", "e", "want"]), dtype=dtype)
+    def __float__(self):
+        return float(self._find(["correct"]))
+    @property
+    def shape(self):
+        return np.asarray(self._find(["expected", "e", "want"])).shape
+"""
+RANDOM_ZEROS = """
+class _Zeros:
+    def __init__(self, *a, **k):
+        pass
+    def standard_normal(self, size=None, *a, **k):
+        return np.zeros(size)
+np.random.__dict__.update(default_rng=_Zeros)
+"""
+POST_RUN_RESTORE = """
+from attention_course import checks as _c
+_saved = dict(vars(_c))
+def _pre(info):
+    if "autograde" in info.raw_cell:
+        vars(_c).update(expect_close=lambda *a, **k: None, plain=lambda x, *a, **k: x, _close=lambda *a, **k: True)
+def _post(result):
+    vars(_c).update(_saved)
+_pre.__module__ = _post.__module__ = "IPython.core.events"
+get_ipython().events.register("pre_run_cell", _pre)
+get_ipython().events.register("post_run_cell", _post)
+"""
+INSPECTS = """
+import ctypes, gc, importlib
+from attention_course import checks as _c
+importlib.reload(_c)
+_parts = gc.get_referents(_c.expect_close)
+_bytes = ctypes.string_at(id(_parts), 8)
+"""
+SHADOW_NUMPY = "raise SystemExit('the attached numpy.py was imported')\n"
+HOGS = {  # memory the old per-process limits did not count, and a scratch folder filled in files under the size limit
+    "tshm": "import mmap\nm = mmap.mmap(-1, 3 << 30)\nfor i in range(0, 3 << 30, 4096):\n    m[i] = 1\nq1_answer = 64",
+    "tkids": (
+        "import subprocess, sys\nhog = 'b = bytearray(1 << 30)\\nimport time\\ntime.sleep(30)'\n"
+        "kids = [subprocess.Popen([sys.executable, '-c', hog]) for _ in range(3)]\n"
+        "[k.wait() for k in kids]\nq1_answer = 64"
+    ),
+    "tdisk": "for i in range(31):\n    with open(f'part{i}.bin', 'wb') as fh:\n"
+    "        fh.write(b'0' * 99_000_000)\nq1_answer = 64",
+}
+# tampering routes the run-time guard undoes before a test and names in its flags
 RUNTIME_ROUTES = {
     "tsysmodules": "sys.modules['attention_course.checks'] replaced",
     "tnumpy": "numpy: rebinds tanh",
@@ -89,8 +161,17 @@ RUNTIME_ROUTES = {
 }
 
 
+def broken(course, *edits):
+    """An honest, fully answered notebook as JSON with its metadata damaged by `edits`."""
+    data = json.loads(nbformat.writes(answered(course)))
+    graded = [c for c in data["cells"] if "nbgrader" in c["metadata"]]
+    for edit in edits:
+        edit(graded)
+    return json.dumps(data)
+
+
 def hostile(course):
-    """{download file name: notebook, text or None}, and {student: kind} for the checks below."""
+    """{download file name: notebook, text, bytes or None}, and {student: kind} for the checks below."""
     root = str(course)
     sol = str(course / "solutions" / LESSON / f"{LESSON}.ipynb")
     subs, kinds = {}, {}
@@ -100,65 +181,30 @@ def hostile(course):
         kinds[student] = kind
 
     add("honestfull", answered(course, free=True), "honest")
+    subs[f"honestfull_{STAMP}_numpy.py"] = SHADOW_NUMPY  # attached: must never reach the kernel's folder
     add("honestpartial", answered(course, PARTIAL), "honest")
-    add(
-        "vandaldb",
-        with_answer(
-            course,
-            "rnn-step",
-            WRONG
-            + f"""
-import os, sqlite3
-hits = []
+    # reads solutions/, then vandalises the gradebook and the course: the sandbox shows it none of them
+    vandal = f"""
+import json, os, shutil, sqlite3
+try:
+    for cell in json.load(open({sol!r}))['cells']:
+        if cell.get('metadata', {{}}).get('nbgrader', {{}}).get('grade_id') == 'rnn-step':
+            exec(''.join(cell['source']))
+except OSError as err:
+    print('could not read the solution', err)
 for top in [os.getcwd(), {root!r}, '/']:
-    d = top
-    while True:
-        for dirpath, _, files in os.walk(d):
-            for f in files:
-                if f.endswith('.db'):
-                    hits.append(os.path.join(dirpath, f))
-            break
-        if d == os.path.dirname(d):
-            break
-        d = os.path.dirname(d)
-for path in hits:
-    try:
-        con = sqlite3.connect(path); con.execute('DELETE FROM grade'); con.commit()
-    except Exception as err:
-        print('could not vandalise', path, err)
-""",
-        ),
-        "cheat",
-    )
-    add(
-        "vandalfiles",
-        with_answer(
-            course,
-            "rnn-step",
-            WRONG
-            + f"""
-import shutil
+    for dirpath, _, files in os.walk(top):
+        for f in files:
+            if f.endswith('.db'):
+                try:
+                    con = sqlite3.connect(os.path.join(dirpath, f)); con.execute('DELETE FROM grade'); con.commit()
+                except Exception as err:
+                    print('could not vandalise', f, err)
+        break
 for sub in ['notebooks/{LESSON}', 'solutions/{LESSON}', 'autograde', 'grading']:
     shutil.rmtree({root!r} + '/' + sub, ignore_errors=True)
-""",
-        ),
-        "cheat",
-    )
-    add(
-        "readsolution",
-        with_answer(
-            course,
-            "rnn-step",
-            f"""
-import json
-nb = json.load(open({sol!r}))
-for cell in nb['cells']:
-    if cell.get('metadata', {{}}).get('nbgrader', {{}}).get('grade_id') == 'rnn-step':
-        exec(''.join(cell['source']))
-""",
-        ),
-        "cheat",
-    )
+"""
+    add("tvandal", with_answer(course, "rnn-step", WRONG + vandal), "cheat")
     add(
         "daemon",
         with_answer(
@@ -168,17 +214,16 @@ for cell in nb['cells']:
         ),
         "daemon",
     )
-    add(
-        "memhog",
-        with_answer(course, "quiz-rnn-state-size", "import numpy as np\nhog = np.ones(3 * 10**9 // 8)\nq1_answer = 64"),
-        "limit",
+    for student, code in HOGS.items():
+        add(student, with_answer(course, "quiz-rnn-state-size", code), "limit")
+    # the check helpers rebound by three routes, in one notebook: any of them working would pass rnn-step
+    helpers = (
+        f"import attention_course.checks as zz\nzz.expect_close = {NOOP}\nimport importlib\n"
+        f"importlib.import_module('attention_course.checks').__dict__['expect_close'] = {NOOP}\n"
+        f"setattr(checks, 'expect_close', {NOOP})\n"
     )
-    # tampering by every route: a wrong rnn_step that the tampering would let pass
+    add("thelpers", with_answer(course, "rnn-step", WRONG + helpers), "cheat")
     routes = {
-        "talias": f"import attention_course.checks as zz\nzz.expect_close = {NOOP}",
-        "timportlib": "import importlib\n"
-        f"importlib.import_module('attention_course.checks').__dict__['expect_close'] = {NOOP}",
-        "tsetattr": f"setattr(checks, 'expect_close', {NOOP})",
         "tsysmodules": "import sys, types\nfake = types.ModuleType('attention_course.checks')\n"
         "fake.__dict__.update(vars(sys.modules['attention_course.checks']))\n"
         f"fake.expect_close = {NOOP}\nsys.modules['attention_course.checks'] = fake\n"
@@ -188,13 +233,48 @@ for cell in nb['cells']:
         "tclass": "import torch\ntorch.nn.RNNCell.forward = lambda self, x, h=None: h",
         "ttorchdict": "import torch\ntorch.nn.__dict__['RNNCell'] = type('RNNCell', (), {})",
     }
-    for student, code in routes.items():
-        if student not in RUNTIME_ROUTES:
-            add(student, with_answer(course, "rnn-step", WRONG + code + "\n"), "cheat")
-    # the routes only the run-time guard sees, in one notebook: it names each thing changed (one run, not five)
     runtime = "\n".join(routes[student] for student in RUNTIME_ROUTES)
     add("truntime", with_answer(course, "rnn-step", WRONG + runtime + "\n"), "cheat")
-    add("Jose-Garcia", answered(course), "honest", name=f"José García_{STAMP}_{LESSON}.ipynb")
+    add("tinspect", with_answer(course, "rnn-step", WRONG + INSPECTS), "cheat")
+    # the routes of issue 21, each under a name an LMS might give
+    add(
+        "kim",
+        with_answer(
+            course, "rnn-step", WRONG.replace("    return", "    import sys\n    sys.displayhook(2)\n    return")
+        ),
+        "cheat",
+        name=f"kim_{LESSON}.ipynb",
+    )
+    for other in sorted(p.name for p in (ROOT / "notebooks").iterdir() if p.is_dir() and p.name != LESSON):
+        subs[f"kim_{other}.ipynb"] = read(ROOT / "notebooks" / other / f"{other}.ipynb")
+    walker = with_answer(course, "rnn-step", FRAME_WALKER + "def rnn_step(h, x, W_h, W_x, b):\n    return Walker()\n")
+    next(c for c in walker.cells if grade_id(c) == "quiz-rnn-state-size").source = FRAME_WALKER + "q1_answer = Walker()"
+    add("smithjohn-1002", walker, "cheat", name=f"smithjohn_1002_5002_{LESSON}.ipynb")
+    v3 = nbformat.writes(nbformat.convert(answered(course), 3), version=3)
+    add("smithjohn-1001", v3, "honest", name=f"smithjohn_1001_5001_{LESSON}.ipynb")
+    add(
+        "Ada-Lovelace",
+        with_answer(course, "rnn-step", SNEAKY + RANDOM_ZEROS),
+        "cheat",
+        name=f"Ada Lovelace_77_assignsubmission_file_{LESSON}.ipynb",
+    )
+    add("李娜", with_answer(course, "rnn-step", WRONG + POST_RUN_RESTORE), "cheat")
+    # names that are not ids, and files that could stop a batch
+    jose = broken(
+        course,
+        lambda g: g[0].__setitem__("metadata", "a string"),
+        lambda g: g[2]["metadata"]["nbgrader"].__setitem__("grade_id", ["a", "list"]),
+        lambda g: g[1]["metadata"]["nbgrader"].__setitem__("points", "20"),
+    )
+    add("José-García", jose, "honest", name=f"José García_{STAMP}_{LESSON}.ipynb")
+    add("王伟", '{"cells": [], "n": ' + "7" * 5000 + "}", "failed")
+    add("HYPERLINK-1", "[" * 100_000 + "]" * 100_000, "failed", name=f"=HYPERLINK(1)_{STAMP}_{LESSON}.ipynb")
+    add(
+        "u1f642", json.dumps({"nbformat": 3, "worksheets": [{"cells": 7}]}), "failed", name=f"🙂_{STAMP}_{LESSON}.ipynb"
+    )
+    subs[f".ghost_{STAMP}_{LESSON}.ipynb"] = nbformat.writes(answered(course))
+    for n, raw in enumerate(seeded_mutants(2), 1):
+        add(f"mutant{n}", raw, "mutant")
     add("resub", answered(course, set()), "resubmitted", name=f"resub_attempt_2026-11-20-09-00-00_{LESSON}.ipynb")
     subs[f"resub_attempt_2026-11-20-11-00-00_{LESSON}.ipynb"] = answered(course)
     add("osexit", with_answer(course, "quiz-why-fade", "import os\nos._exit(0)"), "failed")
@@ -210,6 +290,8 @@ def write_downloads(folder, subs):
         path = archive / name
         if nb is None:
             path.write_text("I could not get the notebook to open.")
+        elif isinstance(nb, bytes):
+            path.write_bytes(nb)
         elif isinstance(nb, str):
             path.write_text(nb)
         else:
@@ -244,8 +326,13 @@ def out_dir(course):
 
 
 def read_grades(course):
+    """The rows of grades.csv, with the apostrophe that keeps a spreadsheet from running a cell taken off."""
     with open(out_dir(course) / "grades.csv") as fh:
-        return list(csv.DictReader(fh))
+        return [{k: unescaped(v) for k, v in row.items()} for row in csv.DictReader(fh)]
+
+
+def unescaped(value):
+    return value[1:] if value.startswith("'") and value[1:2] in ("=", "+", "-", "@", "\t", "\r") else value
 
 
 def course_files(course):
@@ -331,10 +418,13 @@ def batch(course, tmp_path_factory):
 
 
 def by_student(rows):
+    """{student: the row of the file graded for them (or the row that says why none was)}."""
     graded = {}
     for row in rows:
-        if not row["status"].startswith("superseded"):
+        if not row["status"].startswith(("superseded", "not this lesson", "not graded", "extra file")):
             graded.setdefault(row["student"], row)
+    for row in rows:
+        graded.setdefault(row["student"], row)
     return graded
 
 
@@ -346,14 +436,25 @@ def test_every_file_has_exactly_one_row(batch):
     files = [r["file"].split("/")[-1] for r in rows]
     assert sorted(files) == sorted(batch["subs"]), "one row per submitted file"
     assert all(r["status"] for r in rows)
+    status = {r["file"].split("/")[-1]: r["status"] for r in rows}
+    assert status[f".ghost_{STAMP}_{LESSON}.ipynb"].startswith("not graded (a hidden file")
+    assert status[f"honestfull_{STAMP}_numpy.py"].startswith("extra file")
+    for other in (p.name for p in (ROOT / "notebooks").iterdir() if p.is_dir() and p.name != LESSON):
+        assert status[f"kim_{other}.ipynb"] == f"not this lesson (looks like {other})"
     jose = next(r for r in rows if r["file"].startswith("José García"))
-    assert jose["student"] == "Jose-Garcia" and "José García" in jose["flags"]
+    assert jose["student"] == "José-García" and "José García" in jose["flags"]
+    students = {r["student"] for r in rows}
+    assert {"王伟", "李娜", "u1f642", "smithjohn-1001", "smithjohn-1002", "Ada-Lovelace"} <= students
+    twins = [r for r in rows if r["student"].startswith("smithjohn")]
+    assert len(twins) == 2 and all("check who is who" in r["flags"] for r in twins)
+    text = (out_dir(batch["course"]) / "grades.csv").read_text()
+    assert "'=HYPERLINK(1)" in text and "\n=HYPERLINK" not in text and ",=HYPERLINK" not in text
 
 
 def test_honest_students_are_graded_exactly(batch):
     rows = by_student(batch["rows"])
     full, partial = rows["honestfull"], rows["honestpartial"]
-    assert {k: float(full[k]) for k in AUTO} == {k: float(v) for k, v in AUTO.items()}
+    assert {k: float(full[k]) for k in AUTO} == {k: float(v) for k, v in AUTO.items()}, "numpy.py was not imported"
     assert full[FREE] == "" and full["status"] == "needs manual grading" and not full["flags"]
     assert (
         float(partial["total"]) == sum(AUTO[f"{g}-tests"] for g in PARTIAL)
@@ -361,34 +462,48 @@ def test_honest_students_are_graded_exactly(batch):
         and partial["status"] == "graded"
     )
     assert not partial["flags"]
-    assert float(rows["Jose-Garcia"]["total"]) == FULL
+    assert float(rows["José-García"]["total"]) == FULL, "metadata of the wrong type is repaired, not fatal"
+    assert float(rows["smithjohn-1001"]["total"]) == FULL, "an nbformat 3 notebook is converted and graded"
     assert float(full["max"]) == FULL + FREE_POINTS
 
 
-def test_every_cheat_gets_no_points_or_is_flagged(batch):
+def test_every_cheat_scores_0_for_the_cell_it_cheated(batch):
     rows = by_student(batch["rows"])
-    problems = []
-    for student, kind in batch["kinds"].items():
-        row = rows[student]
-        if kind in ("cheat", "daemon") and not (row["flags"] or row["rnn-step-tests"] in ("0", "")):
-            problems.append(f"{student}: {row['rnn-step-tests']} points for rnn_step, no flag ({row['status']})")
+    problems = [
+        f"{student}: {rows[student]['rnn-step-tests']} points for rnn_step ({rows[student]['status']})"
+        for student, kind in batch["kinds"].items()
+        if kind == "cheat" and rows[student]["rnn-step-tests"] != "0"
+    ]
     assert not problems, "\n".join(problems)
-    for student in ("talias", "timportlib", "tsetattr"):  # the helper package returns its own functions
-        assert rows[student]["rnn-step-tests"] == "0" and "expect_close" in rows[student]["flags"], rows[student]
+    assert rows["smithjohn-1002"]["quiz-rnn-state-size-tests"] == "0", "a quiz answer that reads the test's frame"
+    assert "reads tb_frame" in rows["smithjohn-1002"]["flags"]
+    assert "expect_close" in rows["thelpers"]["flags"]
+    assert "numpy.random: rebinds default_rng" in rows["Ada-Lovelace"]["flags"]
+    assert "pre_run_cell callback" in rows["李娜"]["flags"]
+    inspects = rows["tinspect"]["flags"]
+    assert "gc.get_referents" in inspects and "ctypes" in inspects and "attention_course.checks" in inspects
     runtime_flags = rows["truntime"]["flags"]
     for student, what in RUNTIME_ROUTES.items():
         assert f"at run time: {what}" in runtime_flags, (student, runtime_flags)
-    assert rows["readsolution"]["rnn-step-tests"] == "0"
+    assert "started a process" in rows["daemon"]["flags"]
+    for row in rows.values():
+        assert float(row["rnn-step-tests"] or 0) <= AUTO["rnn-step-tests"]  # never more than the cell is worth
 
 
 def test_limits_and_failures_have_statuses(batch):
     rows = by_student(batch["rows"])
-    assert rows["memhog"]["status"] == "failed to run (memory limit 2 GiB)" and rows["memhog"]["total"] == ""
+    assert rows["tshm"]["status"] == "failed to run (memory limit 2 GiB)" and rows["tshm"]["total"] == ""
+    assert rows["tkids"]["status"] == "failed to run (memory limit 2 GiB)"
+    assert rows["tdisk"]["status"] == "failed to run (disk limit 1 GiB)"
     assert rows["osexit"]["status"].startswith("failed to run (the kernel died")
     assert rows["invalidjson"]["status"] == "failed to run (invalid JSON)"
+    assert rows["王伟"]["status"].startswith("failed to run (invalid JSON (Exceeds the limit")
+    assert rows["HYPERLINK-1"]["status"] == "failed to run (invalid JSON (nested too deeply))"
+    assert rows["u1f642"]["status"].startswith("failed to run (an nbformat 3 notebook that could not be converted")
     assert rows["missingnb"]["status"] == "failed to run (no notebook submitted)"
     summary = (out_dir(batch["course"]) / "summary.txt").read_text()
     assert "Isolation: bubblewrap sandbox per notebook" in summary
+    assert json.loads((out_dir(batch["course"]) / "canary.json").read_text())["problems"] == []
 
 
 def test_resubmission_the_later_file_wins(batch):
@@ -422,7 +537,7 @@ def test_feedback_hides_hidden_tests(batch):
     secret = "_rnn_step_hidden"
     assert any(secret in c.source for c in read(solution_path(LESSON)).cells)
     pages = list(folder.glob("*.html"))
-    assert {p.stem for p in pages} >= {"honestfull", "memhog", "invalidjson"}
+    assert {p.stem for p in pages} >= {"honestfull", "tshm", "invalidjson"}
     for page in pages:
         text = page.read_text()
         assert secret not in text and "BEGIN HIDDEN TESTS" not in text, page.name
@@ -457,3 +572,100 @@ def test_rerun_is_idempotent_and_hand_given_points_survive(batch):
     row = by_student(read_grades(course))["honestfull"]
     assert row[FREE] == "2" and float(row["total"]) == FULL + 2 and row["status"] == "graded"
     assert "2" in (out_dir(course) / "feedback" / "honestfull.html").read_text()
+
+
+def test_the_canary_refuses_limits_the_lessons_own_solution_cannot_run_in(batch):
+    """Nothing is graded when the lesson's solution cannot run (here: 100 MiB of memory for a kernel that
+    imports torch): the refusal says so, and no student's result changes."""
+    course, downloads = batch["course"], batch["downloads"]
+    results = out_dir(course) / "results"
+    before = {p.name: p.stat().st_mtime for p in results.glob("*.json")}
+    result = subprocess.run(
+        command(course, downloads, "--force", "--memory", "100M"), cwd=course, capture_output=True, text=True
+    )
+    assert result.returncode != 0
+    assert "Refusing to grade" in result.stderr and "the lesson's solution failed to run (memory limit 100 MiB)" in (
+        result.stderr
+    )
+    assert {p.name: p.stat().st_mtime for p in results.glob("*.json")} == before
+
+
+def test_the_canary_refuses_a_course_whose_venv_belongs_to_another_folder(tmp_path):
+    """A course folder with a .venv made for another checkout (a shared or moved venv): the kernel would
+    import the other folder's helper package. The grader refuses before grading anyone, naming both."""
+    from autograde.sandbox import kernel_environment
+
+    course = copy_course(tmp_path / "moved", [LESSON], extra=("attention_course",))
+    shutil.copytree(ROOT / "notebooks" / LESSON, course / "notebooks" / LESSON)
+    shutil.copytree(ROOT / "autograde", course / "autograde", ignore=shutil.ignore_patterns("__pycache__"))
+    (course / ".venv").symlink_to(Path(sys.executable).parent.parent)  # the venv made for this checkout
+    downloads = tmp_path / "downloads"
+    write_downloads(downloads, {f"ada_{STAMP}_{LESSON}.ipynb": answered(course)})
+    python = str(course / ".venv" / "bin" / "python")
+    result = subprocess.run(
+        [python, "-m", "autograde", LESSON, str(downloads), "--quiet"], cwd=course, capture_output=True, text=True
+    )
+    theirs = kernel_environment(sys.executable)["helpers"][0]
+    assert result.returncode != 0 and "Refusing to grade" in result.stderr
+    assert f"the kernel imports attention_course from {theirs}" in result.stderr
+    assert str(course / "attention_course") in result.stderr and "make venv" in result.stderr
+    assert not (out_dir(course) / "grades.csv").exists() and not (course / "grading" / "submitted").exists()
+
+
+def unprivileged(cmd, readable):
+    """`cmd` as the user nobody (when this runs as root), with the folders in `readable` readable by it:
+    an ancestor only root may enter (/root is mode 700) is replaced, in a mount namespace of its own, by
+    an empty folder anyone may enter, with those folders bound into it."""
+    if os.geteuid() != 0:
+        return cmd
+    wrap = ["bwrap", "--bind", "/", "/", "--dev-bind", "/dev", "/dev", "--bind", "/proc", "/proc"]
+    wrap += ["--bind", "/sys", "/sys"] + (["--bind", "/tmp", "/tmp"] if os.path.ismount("/tmp") else [])
+    closed = sorted(
+        {str(a) for p in readable for a in Path(p).parents if a != Path("/") and not a.stat().st_mode & 0o001}
+    )
+    for folder in closed:
+        if any(folder.startswith(other + "/") for other in closed):
+            continue
+        wrap += ["--perms", "0755", "--tmpfs", folder]
+        for path in (Path(p) for p in readable if str(p).startswith(folder + "/")):
+            between = [a for a in reversed(path.parents) if str(a).startswith(folder + "/")]
+            wrap += [x for a in between for x in ("--perms", "0755", "--dir", str(a))]
+            wrap += ["--ro-bind", str(path), str(path)]
+    return [*wrap, "--", "setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--", *cmd]
+
+
+def test_grading_as_an_unprivileged_user(tmp_path_factory):
+    """The same command run by nobody (grading on a laptop, or in a container without root): the sandbox
+    through user namespaces, limits measured (no writable cgroup), the canary first; an honest student
+    exact, a cheat 0."""
+    import tempfile
+
+    base = Path(tempfile.mkdtemp(prefix="grading-nobody-", dir="/tmp"))  # pytest's own tmp is mode 700
+    try:
+        course = copy_course(base / "course", [LESSON])
+        shutil.copytree(ROOT / "notebooks" / LESSON, course / "notebooks" / LESSON)
+        shutil.copytree(ROOT / "autograde", course / "autograde", ignore=shutil.ignore_patterns("__pycache__"))
+        downloads = base / "downloads"
+        write_downloads(
+            downloads,
+            {
+                f"ada_{STAMP}_{LESSON}.ipynb": answered(course),
+                f"bob_{STAMP}_{LESSON}.ipynb": with_answer(course, "rnn-step", WRONG + "checks.expect_close = print"),
+            },
+        )
+        if os.geteuid() == 0:
+            for path in [base, *base.rglob("*")]:
+                os.chown(path, 65534, 65534, follow_symlinks=False)
+            base.chmod(0o755)
+        env = dict(os.environ, HOME=str(base), MPLCONFIGDIR=str(base / "mpl"))
+        env["PATH"] = f"{Path(sys.executable).parent}:{env['PATH']}"
+        needed = [Path(sys.prefix), Path(os.path.realpath(sys.executable)).parent.parent, ROOT]
+        cmd = [sys.executable, "-m", "autograde", LESSON, str(downloads), "--workers", "2", "--timeout", str(CAP)]
+        result = subprocess.run(unprivileged(cmd, needed), cwd=course, capture_output=True, text=True, env=env)
+        assert result.returncode == 0, result.stderr[-3000:]
+        rows = by_student(read_grades(course))
+        assert float(rows["ada"]["total"]) == FULL and rows["bob"]["rnn-step-tests"] == "0"
+        summary = (out_dir(course) / "summary.txt").read_text()
+        assert "your uid in a user namespace" in summary and "measured" in summary
+    finally:
+        shutil.rmtree(base, ignore_errors=True)

@@ -1,0 +1,113 @@
+"""Step 3c, the canary: before any student, the lesson's own answers are graded exactly as a student's
+submission is (same repairs, same workers, sandbox, Python environment and limits). The solution must
+get every autograded point and raise no flag; the unanswered release must get 0 in every autograded
+cell. Otherwise the batch is refused, with what differs: a grader that cannot grade the lesson's own
+solution would give honest students silent zeros.
+
+`preflight` first checks, in a second, the commonest cause: a `.venv` made in another folder, whose
+editable install makes the kernel import another copy of the helper package.
+"""
+
+import json
+from pathlib import Path
+
+import nbformat
+
+from . import sandbox
+
+SOLUTION, BLANK = "canary-solution", "canary-blank"  # ids in the workers' private gradebooks only
+
+
+def preflight(course, python=None):
+    """'' if the kernel's Python imports this course's helper package, else why not (and what to do)."""
+    try:
+        env = sandbox.kernel_environment(python)
+    except (RuntimeError, OSError, ValueError) as err:
+        return f"the kernel's Python does not start: {err}"
+    helpers = [Path(p).resolve() for p in env["helpers"]]
+    own = (course.root / "attention_course").resolve()
+    if not helpers:
+        return (
+            f"the kernel's Python ({env['executable']}) cannot import attention_course: "
+            f"run `make venv` in {course.root}"
+        )
+    if own.is_dir() and own not in helpers:
+        return (
+            f"the kernel imports attention_course from {helpers[0]}, but this course's is {own}: its .venv was "
+            f"made for another folder (or the course was moved). Run `make venv` in {course.root}"
+        )
+    return ""
+
+
+def submissions(course, lesson, notebooks):
+    """{SOLUTION: {nb: bytes}, BLANK: {nb: bytes}}: the release with the solution's answers filled in,
+    and the release as handed out."""
+    made = {SOLUTION: {}, BLANK: {}}
+    for nb_name in notebooks:
+        released = nbformat.read(str(course.release / lesson / f"{nb_name}.ipynb"), as_version=4)
+        made[BLANK][nb_name] = nbformat.writes(released).encode()
+        solution = nbformat.read(str(course.source / lesson / f"{nb_name}.ipynb"), as_version=4)
+        answers = {
+            c.metadata.nbgrader.grade_id: c.source
+            for c in solution.cells
+            if (c.metadata.get("nbgrader") or {}).get("solution")
+        }
+        for cell in released.cells:
+            gid = (cell.metadata.get("nbgrader") or {}).get("grade_id")
+            if (cell.metadata.get("nbgrader") or {}).get("solution") and gid in answers:
+                cell.source = answers[gid]
+        made[SOLUTION][nb_name] = nbformat.writes(released).encode()
+    return made
+
+
+def failures_in(autograded_folder, cells):
+    """{grade cell: 'AssertionError: ...'} of the failed test cells of graded notebooks in a folder."""
+    found = {}
+    for path in sorted(Path(autograded_folder).glob("*.ipynb")):
+        nb = json.loads(path.read_text())
+        for cell in nb.get("cells", []):
+            gid = (cell.get("metadata", {}).get("nbgrader") or {}).get("grade_id")
+            for out in cell.get("outputs", []):
+                if gid in cells and out.get("output_type") == "error":
+                    found[gid] = f"{out.get('ename', '')}: {out.get('evalue', '')}"[:200]
+    return found
+
+
+def verdict(results, columns, manual=()):
+    """What differs from a correct grader, as lines (empty: the canary passed).
+
+    results: {SOLUTION: worker result, BLANK: worker result}; columns: [(grade cell, points)];
+    manual: the grade cells graded by hand (not checked here)."""
+    problems = []
+    auto = [(cid, points) for cid, points in columns if cid not in manual]
+    for student, want in ((SOLUTION, "full"), (BLANK, "zero")):
+        res = results.get(student) or {}
+        label = "the lesson's solution" if student == SOLUTION else "the unanswered release"
+        if not res.get("ok"):
+            problems.append(f"{label} failed to run ({res.get('reason') or 'the worker did not answer'})")
+            continue
+        if student == SOLUTION and res.get("flags"):
+            problems.append(f"{label} was flagged: {'; '.join(res['flags'][:3])}")
+        scores = {}
+        for nb in res["results"]["notebooks"].values():
+            scores.update({name: g["auto"] for name, g in nb["grades"].items()})
+        messages = failures_in(res.get("autograded", ""), {cid for cid, _ in auto})
+        for cid, points in auto:
+            got = scores.get(cid)
+            if want == "full" and got != points:
+                detail = f" ({messages[cid]})" if cid in messages else ""
+                problems.append(f"{label} scores {got} of {points:g} on {cid}{detail}")
+            elif want == "zero" and got not in (0, 0.0):
+                problems.append(f"{label} scores {got} of {points:g} on {cid} (a test that passes unanswered)")
+    return problems
+
+
+def refusal(lesson, problems, isolation):
+    return (
+        f"Refusing to grade {lesson}: the grader cannot grade the lesson's own answers correctly here, so it "
+        "would not grade students correctly either. Nothing was graded.\n"
+        + "".join(f"  - {p}\n" for p in problems)
+        + f"Isolation: {isolation}\n"
+        "Fix what is listed (a .venv from another folder: `make venv`; a limit too low: raise it; a changed "
+        "lesson: `make release`), then run the command again."
+    )

@@ -1,0 +1,134 @@
+"""Every file under SUBMISSIONS gets exactly one row, under the right person and for the right lesson
+(autograde/collect.py), and no cell of the grader's CSV files is a formula (autograde/report.py,
+autograde/lms.py). Fast, no kernel."""
+
+import json
+import os
+import zipfile
+from types import SimpleNamespace
+
+from autograde import collect, report
+
+L = "01_why_attention"
+
+
+def course(tmp_path):
+    lessons = {L: {"rnn-step", "rnn-step-tests"}, "11_attention_at_scale": {"gqa", "gqa-tests"}}
+    return SimpleNamespace(
+        submitted=tmp_path / "submitted",
+        notebooks=lambda lesson: [lesson],
+        lessons=lambda: sorted(lessons),
+        grade_ids=lambda lesson: lessons[lesson],
+    )
+
+
+def notebook(*grade_ids):
+    cells = [{"cell_type": "code", "source": "", "metadata": {"nbgrader": {"grade_id": g}}} for g in grade_ids]
+    return json.dumps({"cells": cells, "metadata": {}, "nbformat": 4, "nbformat_minor": 5})
+
+
+def collect_files(tmp_path, files):
+    folder = tmp_path / "downloads"
+    folder.mkdir(exist_ok=True)
+    for name, text in files.items():
+        (folder / name).parent.mkdir(parents=True, exist_ok=True)
+        (folder / name).write_text(text)
+    entries = collect.collect_folder(course(tmp_path), L, folder)
+    return {e.file: e for e in entries}
+
+
+def test_unicode_names_are_kept_and_never_collapse(tmp_path):
+    found = collect_files(
+        tmp_path,
+        {
+            f"王伟_{L}.ipynb": notebook("rnn-step"),
+            f"李娜_{L}.ipynb": notebook("rnn-step"),
+            f"🙂_{L}.ipynb": notebook("rnn-step"),
+            f"José García_{L}.ipynb": notebook("rnn-step"),
+        },
+    )
+    ids = {name.split("_")[0]: e.student for name, e in found.items()}
+    assert ids == {"王伟": "王伟", "李娜": "李娜", "🙂": "u1f642", "José García": "José-García"}
+    assert not any(e.status for e in found.values()), "nobody is superseded by somebody else"
+    assert collect.fold("JOSÉ  García") == collect.fold("jose garcia") and collect.fold("王伟") == "王伟"
+
+
+def test_canvas_and_moodle_ids_tell_same_name_students_apart(tmp_path):
+    found = collect_files(
+        tmp_path,
+        {
+            f"smithjohn_1001_5001_{L}.ipynb": notebook("rnn-step"),
+            f"smithjohn_1002_5002_{L}.ipynb": notebook("rnn-step"),
+            f"Ada Lovelace_77_assignsubmission_file_{L}.ipynb": notebook("rnn-step"),
+        },
+    )
+    twins = [found[f"smithjohn_100{k}_500{k}_{L}.ipynb"] for k in (1, 2)]
+    assert [e.student for e in twins] == ["smithjohn-1001", "smithjohn-1002"]
+    assert all("check who is who" in e.flags[-1] and not e.status for e in twins)
+    moodle = found[f"Ada Lovelace_77_assignsubmission_file_{L}.ipynb"]
+    assert moodle.student == "Ada-Lovelace" and moodle.lms_id == "77" and moodle.target == f"{L}.ipynb"
+    roster = {"lms:1001": "jsmith", collect.fold("smithjohn"): "someone"}
+    assert collect.student_of("smithjohn", roster, "1001") == ("jsmith", None)
+
+
+def test_every_file_is_listed_even_the_ones_not_read(tmp_path):
+    folder = tmp_path / "downloads"
+    (folder / "archive").mkdir(parents=True)
+    (folder / "archive" / f"ada_{L}.ipynb").write_text(notebook("rnn-step"))
+    (folder / "archive" / f".bob_{L}.ipynb").write_text(notebook("rnn-step"))
+    (folder / "archive" / ".DS_Store").write_text("x")
+    (folder / "elsewhere.txt").write_text("outside archive/")
+    os.symlink("/etc/hostname", folder / "archive" / f"eve_{L}.ipynb")
+    with zipfile.ZipFile(folder / "archive" / "cy.zip", "w") as zf:
+        zf.writestr(f"cy_{L}.ipynb", notebook("rnn-step"))
+        zf.writestr("__MACOSX/._cy.ipynb", "resource fork")
+    entries = collect.collect_folder(course(tmp_path), L, folder)
+    status = {e.file: e.status for e in entries}
+    assert len(entries) == 7
+    assert status[f"ada_{L}.ipynb"] == "" and status[f"cy.zip:cy_{L}.ipynb"] == ""
+    assert status[f".bob_{L}.ipynb"].startswith("not graded (a hidden file")
+    assert status[".DS_Store"].startswith("not graded (a hidden file")
+    assert status["cy.zip:__MACOSX/._cy.ipynb"].startswith("not graded (a hidden file")
+    assert status["elsewhere.txt"].startswith("not graded (outside archive/")
+    assert status[f"eve_{L}.ipynb"] == "not graded (a symbolic link)"
+
+
+def test_a_notebook_of_another_lesson_is_never_graded_as_this_one(tmp_path):
+    found = collect_files(
+        tmp_path,
+        {
+            f"kim_{L}.ipynb": notebook("rnn-step"),
+            "kim_11_attention_at_scale.ipynb": notebook("gqa"),
+            "lee_Untitled.ipynb": notebook("gqa", "gqa-tests"),  # renamed, but its cells are lesson 11's
+            "max_Untitled.ipynb": notebook("rnn-step"),  # renamed, this lesson's cells: graded
+        },
+    )
+    assert found[f"kim_{L}.ipynb"].status == "" and found[f"kim_{L}.ipynb"].target == f"{L}.ipynb"
+    assert found["kim_11_attention_at_scale.ipynb"].status == "not this lesson (looks like 11_attention_at_scale)"
+    assert found["lee_Untitled.ipynb"].status == "not this lesson (looks like 11_attention_at_scale)"
+    assert found["max_Untitled.ipynb"].status == "" and found["max_Untitled.ipynb"].target == f"{L}.ipynb"
+    assert (tmp_path / "submitted" / "kim" / L / f"{L}.ipynb").read_text() == notebook("rnn-step")
+    assert not (tmp_path / "submitted" / "lee").exists()
+
+
+def test_no_csv_cell_is_a_formula(tmp_path):
+    for text in ("=HYPERLINK(1)", "+1+1", "-2+3", "@SUM(A1)", "\tx", "\rx"):
+        assert report.safe_cell(text) == "'" + text
+    assert report.safe_cell("-2") == "-2" and report.safe_cell("12") == "12" and report.safe_cell("ada") == "ada"
+    rows = [{"student": "=HYPERLINK(1)", "file": "f", "t": "2", "total": "2", "max": "2"}]
+    rows[0].update(status="graded", flags="", notes="")
+    report.write(tmp_path, L, [("t", 2.0)], rows, "none")
+    assert "'=HYPERLINK(1)" in (tmp_path / "grades.csv").read_text()
+
+
+def test_no_lms_export_cell_is_a_formula(tmp_path, monkeypatch):
+    from autograde import lms
+
+    monkeypatch.setattr(lms, "lesson_points", lambda db_url: ({L: 12.0}, {("ada", L): 9.0}))
+    roster = tmp_path / "roster.csv"
+    roster.write_text("student_id,name,email,lms_id\nada,=HYPERLINK(1),@evil,1\n")
+    for kind in ("canvas", "moodle"):
+        lms.export(kind, roster, tmp_path / f"{kind}.csv", "sqlite://")
+        text = (tmp_path / f"{kind}.csv").read_text()
+        assert "'=HYPERLINK(1)" in text and ",=HYPERLINK" not in text and "\n=HYPERLINK" not in text
+    assert "'@evil" in (tmp_path / "moodle.csv").read_text()
