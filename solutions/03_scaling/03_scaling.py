@@ -97,8 +97,9 @@ ac.setup()
 #
 # which no longer depends on $d_k$ (and is 1 for unit-variance entries). Dividing by $d_k$ instead would
 # give $\sigma^4/d_k$: scores that *shrink* towards 0 as heads get bigger, so the softmax would flatten
-# into a uniform average. For independent $q$ and $k$, as at initialisation, only $\sqrt{d_k}$ keeps the
-# spread of the scores the same for every head size (see the footnote below for trained, correlated $q$ and $k$).
+# into a uniform average. For independent $q$ and $k$, as at initialisation, only a divisor that grows like
+# $\sqrt{d_k}$ keeps the spread of the scores the same for every head size, and $\sqrt{d_k}$ itself makes that
+# spread $\sigma^2$ (see the footnote below for trained, correlated $q$ and $k$).
 #
 # A quick check with a few thousand random pairs (the full experiment is in section 5):
 
