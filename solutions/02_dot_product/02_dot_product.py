@@ -172,18 +172,27 @@ def _dot_mistakes(Q, K, S):  # what known mistakes return, given the right score
     }
 
 
-_got = checks.call(dot_scores, _Q[0], _K)
-checks.expect_close(_got, _S[0], "dot_scores for one query", mistakes=_dot_mistakes(_Q[0], _K, _S[0]))
-checks.expect_close(dot_scores(_Q, _K), _S, "dot_scores for 3 queries, 4 keys", mistakes=_dot_mistakes(_Q, _K, _S))
+def _scores(q, K):  # your dot_scores; a shape error names its likely cause instead of a bare traceback
+    try:
+        return checks.call(dot_scores, q, K)
+    except (ValueError, RuntimeError) as error:
+        raise AssertionError(
+            f"dot_scores failed for q of shape {q.shape} and K of shape {K.shape}: {error}. The same code must "
+            "handle one query (d,) and several, (m, d): the keys must stand as columns on the right."
+        ) from None
+
+
+checks.expect_close(_scores(_Q[0], _K), _S[0], "dot_scores for one query", mistakes=_dot_mistakes(_Q[0], _K, _S[0]))
+checks.expect_close(_scores(_Q, _K), _S, "dot_scores for 3 queries, 4 keys", mistakes=_dot_mistakes(_Q, _K, _S))
 ### BEGIN HIDDEN TESTS
 _rng = np.random.default_rng(21)
 _Qh, _Kh = _rng.standard_normal((3, 5)), _rng.standard_normal((7, 5))  # m = 3, n = 7, d = 5: all sizes distinct
 _Sh = torch.nn.functional.linear(torch.from_numpy(_Qh), torch.from_numpy(_Kh)).numpy()  # Q Kᵀ, by torch
 _what = "dot_scores for a batch of queries"
-checks.expect_close(dot_scores(_Qh, _Kh), _Sh, _what, mistakes=_dot_mistakes(_Qh, _Kh, _Sh))
-_got = dot_scores(_Qh[1], _Kh)
+checks.expect_close(_scores(_Qh, _Kh), _Sh, _what, mistakes=_dot_mistakes(_Qh, _Kh, _Sh))
+_got = _scores(_Qh[1], _Kh)
 checks.expect_close(_got, _Sh[1], "dot_scores for one query", mistakes=_dot_mistakes(_Qh[1], _Kh, _Sh[1]))
-checks.expect_close(dot_scores(_Qh, _Kh[:1]), _Sh[:, :1], "dot_scores against a single key (n = 1, shape (m, 1))")
+checks.expect_close(_scores(_Qh, _Kh[:1]), _Sh[:, :1], "dot_scores against a single key (n = 1, shape (m, 1))")
 ### END HIDDEN TESTS
 checks.passed("dot_scores")
 
@@ -302,10 +311,24 @@ def hard_lookup(q, K, V):
 
 
 # %% tests="hard-lookup-tests" points=2
+# These checks call your hard_lookup with PyTorch's product in place of your `dot_scores` (if you use it), so that
+# a mistake in exercise 2.1 costs points only there.
+def _reference_dot_scores(q, K):  # PyTorch's q Kᵀ, returned as the same kind of array as your dot_scores returns
+    scores = torch.nn.functional.linear(torch.from_numpy(checks.to_numpy(q)), torch.from_numpy(checks.to_numpy(K)))
+    try:
+        yours = dot_scores(q, K)
+    except Exception:  # not implemented, or broken: plain numpy
+        return scores.numpy()
+    if isinstance(yours, torch.Tensor):
+        return scores.to(yours.dtype)
+    dtype = np.asarray(yours).dtype
+    return scores.numpy().astype(dtype if np.issubdtype(dtype, np.floating) else float)
+
+
 def _check_hard(q, K, V, what):
     scores = (torch.from_numpy(K) @ torch.from_numpy(q)).numpy()  # reference scores, by torch
     best, d_v = int(np.argmax(scores)), V.shape[1]
-    got = checks.call(hard_lookup, q, K, V)
+    got = checks.call(checks.with_references(hard_lookup, dot_scores=_reference_dot_scores), q, K, V)
     checks.expect(
         not isinstance(got, (tuple, list)) and np.ndim(got) == 1,
         f"{what}: return the value row V[i], shape ({d_v},) — not the index or the score, and not a pair: got {got!r}.",
@@ -387,10 +410,11 @@ def soft_lookup(q, K, V):
 
 
 # %% tests="soft-lookup-tests" points=3
+# As above, your soft_lookup is called with PyTorch's product in place of your `dot_scores` (if you use it).
 def _check_soft(q, K, V, what):
     s = torch.from_numpy(K) @ torch.from_numpy(q)
     want, s = torch.softmax(s, dim=-1).numpy(), s.numpy()  # reference weights: torch's softmax
-    res = checks.call(soft_lookup, q, K, V)
+    res = checks.call(checks.with_references(soft_lookup, dot_scores=_reference_dot_scores), q, K, V)
     out, w = checks.output_and_weights(res, what, d_v=V.shape[1], T_k=len(K), fn="soft_lookup")
     wrong_weights = {
         "the weights do not sum to 1: divide the exponentials by their sum.": np.exp(s),
@@ -398,6 +422,9 @@ def _check_soft(q, K, V, what):
         "the weights favour the worst matches: use exp(+score), not exp(-score).": np.exp(-s) / np.exp(-s).sum(),
         "the weights are all equal: they must depend on the scores.": np.full(len(K), 1 / len(K)),
         "these are the raw scores: the weights are their softmax, and sum to 1.": s,
+        "the scores are divided by √d (lesson 3's scaling): this lookup uses the plain dot product.": torch.softmax(
+            torch.from_numpy(s / len(q) ** 0.5), dim=-1
+        ).numpy(),
     }
     checks.expect_close(w, want, f"{what}: the weights", mistakes=wrong_weights)
     wrong_output = {"the output sums the values without the weights.": V.sum(0)}
@@ -494,8 +521,8 @@ print(f"softmax of {scores_far} in float64: {shifted / shifted.sum()}; the third
 #   $1/\sigma^2$** (temperature $\tau = \sigma^2$). A narrow kernel is a sharp, nearly hard lookup; a wide one
 #   averages broadly.
 # * **If the keys have different lengths**, the two differ by $-\lVert k_i\rVert^2/2\sigma^2$, a penalty on long keys.
-#   That is the opposite of the dot product's long-key bias of section 2, where "Top 100 viral moments", a long
-#   key at a poor angle, ranked near the top (measured below).
+#   It works against the dot product's long-key bias of section 2, where "Top 100 viral moments", a long key at
+#   a poor angle, ranked near the top (measured below).
 #
 # **QK-norm.** Some Transformers remove the lengths on purpose. QK-norm (Henry et al., 2020) scales every query
 # and key to length 1 and multiplies their dot product by a learned number $g$: the score is $g\cos\theta$,
@@ -503,7 +530,10 @@ print(f"softmax of {scores_far} in float64: {shifted / shifted.sum()}; the third
 # $\lVert \hat q-\hat k\rVert^2 = 2 - 2\cos\theta$, so a Gaussian kernel on the normalised vectors gives exactly
 # QK-norm's weights, with $g = 1/\sigma^2$. Both length effects of section 2 are gone: a long key can no longer win
 # at a poor angle, and the query's length no longer sets the sharpness. The sharpness becomes one learned
-# number, the kernel's $1/\sigma^2$.
+# number, the kernel's $1/\sigma^2$. (Larger models since, such as ViT-22B (Dehghani et al., 2023), use the name
+# for a close variant: a layer normalisation, lesson 8, of every query and key before the usual scaled dot
+# product. It fixes each vector's length up to a learned gain per entry, so the sharpness is learned through
+# those gains.)
 #
 # ### Exercise 2.4 — kernel lookup (3 points)
 #
@@ -555,7 +585,10 @@ def _check_kernel(q, K, V, sigma, what):
     want = torch.softmax(torch.from_numpy(-d2 / (2 * sigma**2)), dim=-1).numpy()  # reference weights
     res = checks.call(_kernel, q, K, V, sigma)
     out, w = checks.output_and_weights(res, what, d_v=V.shape[1], T_k=len(K), fn="kernel_lookup")
-    checks.expect_finite(w, f"{what}: the weights", "Every exp(score) underflowed to 0: subtract the largest score.")
+    checks.expect_finite(
+        w, f"{what}: the weights", "Far from every key each exp(score) underflows to 0 (then 0 / 0 is NaN), and exp of "
+        "a large positive number overflows: subtract the largest score from every score before exponentiating.",
+    )  # fmt: skip
     scores = {  # the scores that known mistakes use in place of −‖q − k‖² / 2σ²
         "these are dot-product weights, softmax(q·k / σ²): the kernel's score is −‖q − k‖² / 2σ².": K @ q / sigma**2,
         "the 2 is missing: the score is −‖q − k‖² / (2σ²), not −‖q − k‖² / σ².": -d2 / sigma**2,
@@ -570,7 +603,12 @@ def _check_kernel(q, K, V, sigma, what):
     checks.expect_close(out, want @ V, f"{what}: the output", mistakes=wrong)
 
 
-_kernel = kernel_lookup
+# your kernel_lookup, with PyTorch versions of the earlier exercises' functions in case you use them (a mistake
+# there costs points only there)
+_kernel = checks.with_references(
+    kernel_lookup, dot_scores=_reference_dot_scores, hard_lookup=lambda q, K, V: V[np.argmax(K @ q)],
+    soft_lookup=lambda q, K, V: ((w := torch.softmax(torch.from_numpy(K @ q), 0).numpy()) @ V, w),
+)  # fmt: skip
 _K4 = np.array([[1.0, 0.0], [0.0, 2.0], [-3.0, 0.0]])  # n = 3 keys, d = 2
 _V4 = np.array([[1.0, 0.0, 0.0, 5.0], [0.0, 1.0, 0.0, 5.0], [0.0, 0.0, 1.0, 5.0]])  # d_v = 4
 # q = (1, 0), σ = 3: squared distances [0, 5, 16], scores −[0, 5, 16] / 18
@@ -578,11 +616,6 @@ _check_kernel(np.array([1.0, 0.0]), _K4, _V4, 3.0, "kernel_lookup on the worked 
 # far from every key: σ = 0.1, squared distances [100, 65, 116]: every exp(score) underflows in float64
 _check_kernel(np.array([1.0, 10.0]), _K4, _V4, 0.1, "kernel_lookup far from every key (σ = 0.1)")
 ### BEGIN HIDDEN TESTS
-# your kernel_lookup, with reference versions of the earlier exercises' functions (each mistake costs points once)
-_kernel = checks.with_references(
-    kernel_lookup, dot_scores=lambda q, K: q @ K.T, hard_lookup=lambda q, K, V: V[np.argmax(K @ q)],
-    soft_lookup=lambda q, K, V: ((w := torch.softmax(torch.from_numpy(K @ q), 0).numpy()) @ V, w),
-)  # fmt: skip
 _rng = np.random.default_rng(24)
 _Kh, _qh = _rng.standard_normal((7, 4)), _rng.standard_normal(4)  # n = 7, d = 4
 _check_kernel(_qh, _Kh, _rng.standard_normal((7, 3)), 0.8, "kernel_lookup (n = 7, d = 4, d_v = 3, σ = 0.8)")
@@ -721,8 +754,8 @@ with ac.student_code("hard_lookup and soft_lookup"):
 # The printout is the argument. The hard lookup's output is flat almost everywhere and then jumps. On those
 # **flat stretches** (198 of the 200 steps) its derivative with respect to the query is exactly zero, and at the
 # jumps it is undefined: its gradient is zero almost everywhere, so gradient descent gets no signal about which
-# way to move the query. The soft lookup's output changes at every one of the 200 steps, so its slope with respect
-# to the query is never zero along this path, and gradient descent learns which way to move it. With the query 4
+# way to move the query. The soft lookup's output changes at every one of the 200 steps: it responds to every small
+# move of the query, so its gradient tells gradient descent which way to move it. With the query 4
 # times longer, the soft curve stays closer to the hard one (its mean distance from it is smaller) and its largest
 # change per step is larger (both printed): softmax is a *smooth* version of argmax, and the inverse temperature
 # sets how close to hard it gets. Lesson 3 shows why the size of the scores needs controlling.
@@ -859,7 +892,8 @@ with ac.student_code("dot_scores and soft_lookup"):
 # * **Soft lookup** returns $\sum_i \alpha_i v_i$ with $\alpha = \operatorname{softmax}(Kq)$: every value
 #   contributes, the output changes smoothly with the query, and gradient descent can learn through it.
 #   Larger scores make it sharper, closer to the hard lookup. Its weights are never 0 in exact arithmetic, but in
-#   floating point a key whose score is hundreds below the best gets exactly 0 (underflow).
+#   floating point a key whose score is more than about 104 (float32) or 745 (float64) below the best gets exactly 0
+#   (underflow).
 # * **Kernel regression** (Nadaraya–Watson) is a soft lookup with scores $-\lVert q-k\rVert^2/2\sigma^2$. When all
 #   keys have one length it *is* dot-product attention with inverse temperature $1/\sigma^2$; QK-norm (unit queries
 #   and keys, a learned scale $g$) is the kernel on normalised vectors with $g = 1/\sigma^2$.

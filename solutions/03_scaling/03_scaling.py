@@ -23,11 +23,11 @@
 # Real attention heads use queries and keys with more entries ($d_k = 64$ in the original Transformer), and
 # dot products of longer vectors are larger: their spread grows like $\sqrt{d_k}$. Large scores make the
 # softmax peaked, and that changes how a head learns, though not as simply as "the gradient vanishes".
-# Measured at initialisation in this lesson: at $d_k = 64$ the softmax's derivative is less than half its
-# size with scaling (0.13 against 0.30), yet the gradient that reaches the query weights $W^Q$ is 1.65 times
-# *larger* without scaling; only from $d_k = 256$ on is it smaller. Measured in training: at $d_k = 1024$ an
-# unscaled head starts with a loss of 53 (a uniform guess scores 2.08) and stalls at 0.41, while the scaled
-# head reaches 0.07. The Transformer's fix is one division:
+# Measured at initialisation in this lesson (the median of 200 random heads): at $d_k = 64$ the softmax's
+# derivative is less than half its size with scaling (0.13 against 0.30), yet the gradient that reaches the
+# query weights $W^Q$ is 1.65 times *larger* without scaling; only from $d_k = 256$ on is it smaller. Measured
+# in training: at $d_k = 1024$ an unscaled head starts with a loss of 53 (a uniform guess scores 2.08) and
+# stalls at 0.41, while the scaled head reaches 0.07. The Transformer's fix is one division:
 #
 # $$\text{scores} = \frac{Q K^\top}{\sqrt{d_k}} .$$
 #
@@ -97,8 +97,9 @@ ac.setup()
 #
 # which no longer depends on $d_k$ (and is 1 for unit-variance entries). Dividing by $d_k$ instead would
 # give $\sigma^4/d_k$: scores that *shrink* towards 0 as heads get bigger, so the softmax would flatten
-# into a uniform average. For independent $q$ and $k$, as at initialisation, only $\sqrt{d_k}$ keeps the
-# spread of the scores the same for every head size (see the footnote below for trained, correlated $q$ and $k$).
+# into a uniform average. For independent $q$ and $k$, as at initialisation, only a divisor that grows like
+# $\sqrt{d_k}$ keeps the spread of the scores the same for every head size, and $\sqrt{d_k}$ itself makes that
+# spread $\sigma^2$ (see the footnote below for trained, correlated $q$ and $k$).
 #
 # A quick check with a few thousand random pairs (the full experiment is in section 5):
 
@@ -214,9 +215,9 @@ def _mistakes(raw, T_q, T_k, d_k):  # what known mistakes return, from the raw d
     }
 
 
-def _batched(Q, K):
+def _batched(Q, K):  # your scaled_scores on copies (whether it changes its inputs is not graded)
     try:
-        return scaled_scores(Q, K)
+        return scaled_scores(Q.copy(), K.copy())
     except (ValueError, RuntimeError, IndexError) as error:
         raise AssertionError(
             f"scaled_scores failed on Q {Q.shape}, K {K.shape}: {type(error).__name__}: {error}. With batch axes, K.T "
@@ -235,7 +236,8 @@ for _batch in [(2,), (2, 3)]:
     _out = _batched(_Qb, _Kb)
     checks.expect_shape(_out, _batch + (5, 7), f"scaled_scores for batch axes {_batch} with T_q = 5, T_k = 7, d_k = 8")
     for _b in np.ndindex(*_batch):  # each batch entry must equal the unbatched result
-        checks.expect_close(_out[_b], scaled_scores(_Qb[_b], _Kb[_b]), f"scaled_scores, batch entry {_b} vs unbatched")
+        _one = scaled_scores(_Qb[_b].copy(), _Kb[_b].copy())
+        checks.expect_close(_out[_b], _one, f"scaled_scores, batch entry {_b} vs unbatched")
 ### BEGIN HIDDEN TESTS
 _rng = np.random.default_rng(31)  # sizes all distinct; d_k = 16: √16 = 4 differs from 16 / 2 = 8
 for _batch, _T_q, _T_k, _d in [
@@ -244,11 +246,13 @@ for _batch, _T_q, _T_k, _d in [
     ((2, 3), 5, 7, 16),
     ((4,), 1, 1, 9),
     ((2, 2, 3), 6, 4, 25),
+    ((3,), 4, 6, 10),  # √10 is not a whole number
 ]:
     _Qb, _Kb = _rng.standard_normal((*_batch, _T_q, _d)), _rng.standard_normal((*_batch, _T_k, _d))
     _raw = torch.matmul(torch.from_numpy(_Qb), torch.from_numpy(_Kb).transpose(-1, -2)).numpy()  # reference
     _wrong = _mistakes(_raw, _T_q, _T_k, _d)
     _wrong["d_k was read from the first axis (len(Q)); use the last one, Q.shape[-1]."] = _raw / len(_Qb) ** 0.5
+    _wrong["√d_k was rounded to a whole number: divide by the exact square root."] = _raw / int(_d**0.5)
     _what = f"scaled_scores for Q {_Qb.shape} and K {_Kb.shape}"
     checks.expect_close(_batched(_Qb, _Kb), _raw / _d**0.5, _what, mistakes=_wrong)
 ### END HIDDEN TESTS
@@ -681,7 +685,7 @@ print(
 # nearly tie (a gap of 0.94 against 8.7 for all heads).
 #
 # **In one sentence:** at initialisation the division by $\sqrt{d_k}$ does not simply make gradients larger;
-# it makes their size the same for every head size, and similar across heads. Whether that matters once
+# it makes their size nearly the same for every head size, and similar across heads. Whether that matters once
 # training starts is the next experiment.
 
 # %% [markdown]
@@ -703,11 +707,13 @@ print(
 #
 # | variant | the scores are divided by $c =$ | $W^Q$ starts with entries of standard deviation |
 # |---|---|---|
-# | scaled (the Transformer) | $\sqrt{d_k}$ | $1/4$ (so $q$ has unit-variance entries) |
+# | scaled (the Transformer) | $\sqrt{d_k}$ | $1/4$ (so the entries of $q$ and $k$ have variance about 1) |
 # | unscaled | 1 | $1/4$ |
 # | $1/d_k$ (μP, section 1's footnote) | $d_k$ | $1/4$ |
 # | T5 | 1 | $1/(4\sqrt{d_k})$ |
 #
+# $W^K$ starts with entries of standard deviation $1/4$ in every variant. (Exactly: on average over the draws of
+# the weights, the entries of $k$ have variance 1, those of $q$ 1.25, the noise adding $0.5^2$.)
 # Within a seed every variant starts from the same random draw, so at step 0 the T5 head's scores *are* the
 # scaled head's scores. Each variant is trained at $d_k = 16, 64, 256, 1024$ with 3 seeds, the same optimiser
 # (Adam, the usual choice for Transformers, written out below as `adam_step`) and the same learning rate, 0.003,
@@ -719,14 +725,14 @@ print(
 TRAIN_DIMS = [16, 64, 256, 1024]  # d_k
 VARIANTS = ["scaled", "unscaled", "1/d_k", "T5"]
 DIVISOR = {"scaled": lambda d: d**0.5, "unscaled": lambda d: 1.0, "1/d_k": lambda d: float(d), "T5": lambda d: 1.0}
-SEEDS, D_MODEL, N_KEYS, NOISE = 3, 16, 8, 0.5
+SEEDS, D_MODEL, KEYS_PER_EXAMPLE, NOISE = 3, 16, 8, 0.5
 STEPS, BATCH, LR, EVERY = 120, 32, 0.003, 5
 
 
 def lookup_examples(rotation, size, gen):
     """`size` examples per seed: 8 random keys, and a query that is a rotated, noisy copy of one of them."""
-    keys = torch.randn(SEEDS, size, N_KEYS, D_MODEL, generator=gen)
-    target = torch.randint(N_KEYS, (SEEDS, size), generator=gen)  # which key the query was made from
+    keys = torch.randn(SEEDS, size, KEYS_PER_EXAMPLE, D_MODEL, generator=gen)
+    target = torch.randint(KEYS_PER_EXAMPLE, (SEEDS, size), generator=gen)  # which key the query was made from
     picked = keys[torch.arange(SEEDS)[:, None], torch.arange(size), target]  # (SEEDS, size, D_MODEL)
     query = picked @ rotation.transpose(-1, -2) + NOISE * torch.randn(SEEDS, size, D_MODEL, generator=gen)
     return query, keys, target
@@ -799,7 +805,7 @@ i_big, last = TRAIN_DIMS.index(1024), len(steps) - 1
 v = {name: VARIANTS.index(name) for name in VARIANTS}
 fig, axes = plt.subplots(2, 2, figsize=(8.4, 6.6), sharex=True, sharey=True, layout="constrained")
 for ax, (i, dim) in zip(axes.flat, enumerate(TRAIN_DIMS)):
-    ax.axhline(np.log(N_KEYS), color=plots.color("chance"), lw=1)
+    ax.axhline(np.log(KEYS_PER_EXAMPLE), color=plots.color("chance"), lw=1)
     for name in VARIANTS:
         meaning, dash = STYLE[name]
         runs = curve[:, i, v[name]]  # (evaluation, seed)
@@ -807,7 +813,7 @@ for ax, (i, dim) in zip(axes.flat, enumerate(TRAIN_DIMS)):
         ax.plot(steps, runs.mean(-1), dash, color=plots.color(meaning), lw=2, label=LABEL[name])
     ax.set_yscale("log")
     ax.set_title(f"$d_k = {dim}$")
-axes[0, 0].text(STEPS, np.log(N_KEYS) * 1.1, "uniform guess, ln 8", ha="right", va="bottom", color=plots.TEXT)
+axes[0, 0].text(STEPS, np.log(KEYS_PER_EXAMPLE) * 1.1, "uniform guess, ln 8", ha="right", va="bottom", color=plots.TEXT)
 for ax in axes[1]:
     ax.set_xlabel("training step")
 for ax in axes[:, 0]:
@@ -815,9 +821,9 @@ for ax in axes[:, 0]:
 fig.legend(*axes[0, 0].get_legend_handles_labels(), loc="outside lower center", ncols=2)
 final = curve[last].mean(-1)  # (d_k, variant): the mean over the seeds at the last step
 fig.suptitle(
-    "With $\\sqrt{d_k}$, bigger heads train better; unscaled and T5 get worse from $d_k = 64$ on\n"
-    f"and stall at $d_k = 1024$ ({final[i_big, v['unscaled']]:.2f}, {final[i_big, v['T5']]:.2f} against "
-    f"{final[i_big, v['scaled']]:.2f} scaled); $1/d_k$ is slow at every $d_k$"
+    "With $\\sqrt{d_k}$, bigger heads train better; unscaled and T5 end worse at $d_k = 1024$ than at 64,\n"
+    f"stalling at {final[i_big, v['unscaled']]:.2f} and {final[i_big, v['T5']]:.2f} against "
+    f"{final[i_big, v['scaled']]:.2f} scaled; $1/d_k$ is slow at every $d_k$"
 )
 plots.show(
     fig,
@@ -834,7 +840,9 @@ plots.show(
     ),
 )
 
-print(f"held-out loss: mean of {SEEDS} seeds [lowest, highest]; a uniform guess scores ln 8 = {np.log(N_KEYS):.2f}")
+print(
+    f"held-out loss: mean of {SEEDS} seeds [lowest, highest]; a uniform guess scores ln 8 = {np.log(KEYS_PER_EXAMPLE):.2f}"
+)
 print(f"{'d_k':>5} {'variant':9}" + "".join(f"{f'step {steps[k]}':>20}" for k in (0, 2, 4, last)) + f"{'accuracy':>22}")
 for i, dim in enumerate(TRAIN_DIMS):
     for name in VARIANTS:
@@ -867,9 +875,11 @@ print(
 #   $d_k = 1024$.
 # * **Unscaled**: at step 0 the head is confidently wrong: a loss of 6.8 at $d_k = 16$, rising to 53 at
 #   $d_k = 1024$, against 2.08 for a uniform guess. For small heads it recovers fast and ends *below* the
-#   scaled head (0.28 against 0.42 at $d_k = 16$), as section 5 suggested: at small $d_k$ its gradient is the
-#   larger one. But bigger heads train *worse*: from 0.15 at $d_k = 64$ to 0.41 at $d_k = 1024$, where the loss
-#   has improved little since step 20 (0.50) and ends six times the scaled head's.
+#   scaled head (0.28 against 0.42 at $d_k = 16$). Not because its gradient is larger (Adam's step does not
+#   depend on the gradient's size, see below), but because without the division the same step of $W^Q$ or
+#   $W^K$ moves the scores $\sqrt{d_k}$ times further: the chain-rule factor of section 5. At the largest size
+#   it trains *worse*: 0.15 at $d_k = 64$ and at $d_k = 256$, but 0.41 at $d_k = 1024$, where the loss has
+#   improved little since step 20 (0.50) and ends six times the scaled head's.
 # * **$1/d_k$**: nearly the same curve at every $d_k$, which is what μP is designed for; but its scores start
 #   near 0 (uniform weights), and at this learning rate it is the slowest, still at 0.81–0.93 at step 120.
 # * **T5**: at step 0 it equals the scaled head (the same loss, to rounding); after the first step it no
@@ -877,9 +887,9 @@ print(
 #   step 5 (0.18) and then rises to 0.38 at step 120, close to the unscaled head's.
 #
 # Accuracy (last column) hides most of this: every run picks the right key between 88.7 % and 98.4 % of the time
-# at step 120. The loss also charges for confidence. A head whose scores are too large is *confidently* wrong on
-# the examples the noise makes ambiguous: at $d_k = 1024$, on the examples it gets wrong, the unscaled head's mean
-# loss is 11.4 (9.7 for T5), against 1.2 for the scaled head (last line of the printout).
+# at step 120. The loss also charges for confidence. A head whose scores are too large is *confidently* wrong
+# where it errs: at $d_k = 1024$, on the held-out examples it gets wrong, the unscaled head's mean loss is 11.4
+# (9.7 for T5), against 1.2 for the scaled head (last line of the printout).
 #
 # **Why folding the factor into $W^Q$ trains differently.** Adam divides each weight's gradient by a running
 # estimate of that gradient's size, so each weight moves by about the learning rate per step, *whatever* the
@@ -908,7 +918,7 @@ print(
 #   vanishes when the softmax saturates.
 # * What reaches $W^Q$ also carries the chain rule's factor: without scaling, the median gradient at
 #   initialisation is larger for small heads and collapses for large ones, and it is uneven across heads; with
-#   scaling it has the same size for every $d_k$.
+#   scaling it has nearly the same size for every $d_k$.
 # * Dividing by $\sqrt{d_k}$ brings the variance back to $\sigma^4$ for every $d_k$ when $q$ and $k$ are
 #   independent (at initialisation); dividing by $d_k$ would shrink the scores towards 0 there. Trained,
 #   correlated $q$ and $k$ can grow like $d_k$, which is why μP divides by $d_k$.
@@ -1014,9 +1024,9 @@ print(
 # initialisation is not the same in training: Adam moves each weight by about the learning rate whatever its
 # size, so the smaller $W^Q$ effectively learns $\sqrt{d_k}$ times faster; at $d_k = 1024$ the T5 head's loss
 # fell to 0.18 by step 5 and then rose to 0.38. Writing $1/\sqrt{d_k}$ in the formula costs nothing and gives
-# every head size the same starting scores; in the experiment, at one learning rate, it was the only variant whose
-# loss kept falling as the heads grew (from 0.42 at $d_k = 16$ to 0.07 at $d_k = 1024$), while the unscaled and T5
-# heads got worse from $d_k = 64$ on and the $1/d_k$ head stayed slow.
+# every head size scores of the same spread at the start; in the experiment, at one learning rate, its loss fell
+# with every step up in head size (from 0.42 at $d_k = 16$ to 0.07 at $d_k = 1024$), while the unscaled and T5
+# heads ended worse at $d_k = 1024$ than at $d_k = 64$ and the $1/d_k$ head stayed slow.
 #
 # *Rubric (3 points).* 1 point: agrees that a constant can be absorbed into $W^Q$ (the model is equally
 # expressive; T5 folds it into the initialisation). 1 point: explains that without the division a standard

@@ -44,6 +44,18 @@ EXERCISES = {
                 S + "    return np.stack([q @ k.T for q, k in zip(Q, K)]) / np.sqrt(Q.shape[-1])",
                 "shape",
             ),
+            "√d_k rounded to a whole number (math.isqrt)": (
+                S + "    import math\n    return Q @ np.swapaxes(K, -1, -2) / math.isqrt(Q.shape[-1])",
+                "rounded",
+            ),
+            "divides by the length of each query": (
+                S + "    return Q @ np.swapaxes(K, -1, -2) / np.linalg.norm(Q, axis=-1, keepdims=True)",
+                None,
+            ),
+            "normalises by the scores' own standard deviation": (
+                S + "    s = Q @ np.swapaxes(K, -1, -2)\n    return s / s.std()",
+                None,
+            ),
             "scales only the first batch entry": (
                 S + "    out = Q @ np.swapaxes(K, -1, -2)\n    out[..., :1, :] /= np.sqrt(Q.shape[-1])\n    return out",
                 None,
@@ -60,6 +72,14 @@ EXERCISES = {
             "    return out.reshape(*Q.shape[:-1], K.shape[-2])",
             "torch inside": S + "    q, k = torch.as_tensor(Q), torch.as_tensor(K)\n"
             "    return (q @ k.transpose(-1, -2) / q.shape[-1] ** 0.5).numpy()",
+            "float32 returned": S
+            + "    return np.float32(Q) @ np.swapaxes(np.float32(K), -1, -2) / np.float32(np.sqrt(Q.shape[-1]))",
+            "torch tensor returned (float32)": S + "    q, k = torch.tensor(Q, dtype=torch.float32), torch.tensor(K, "
+            "dtype=torch.float32)\n    return q @ k.mT / q.shape[-1] ** 0.5",
+            "changes Q in place (whether inputs change is not graded)": S + "    Q /= np.sqrt(Q.shape[-1])\n"
+            "    return Q @ np.swapaxes(K, -1, -2)",
+            "K.T when there are no batch axes": S
+            + "    return (Q @ K.T if Q.ndim == 2 else Q @ np.swapaxes(K, -1, -2)) / np.sqrt(Q.shape[-1])",
             "float32 inside": S + "    q, k = np.float32(Q), np.float32(K)\n"
             "    return (q @ np.swapaxes(k, -1, -2) / np.float32(np.sqrt(q.shape[-1]))).astype(np.float64)",
         },
@@ -91,6 +111,10 @@ assert one_hot_from == 64, one_hot_from  # "from d_k = 64 on, the median query p
 claim("0.19", min(medians_scaled))
 claim("0.28", max(medians_scaled))
 claim("0.51", t[1024]["least peaked unscaled"])
+_raw, _ = explorer_scores(1024)
+_second = np.sort(torch.softmax(torch.from_numpy(_raw), dim=-1).numpy(), axis=-1)[:, -2]
+_least = int(np.argmin(np.max(torch.softmax(torch.from_numpy(_raw), dim=-1).numpy(), axis=-1)))
+assert _second[_least] > 0.45, "the least peaked unscaled query at 1024: two keys nearly tied"
 claim("0.72", t[1024]["most peaked scaled"])
 assert max(t, key=lambda d: t[d]["most peaked scaled"]) == 32, "the most peaked scaled query of the table is at 32"
 claim("0.84", t[32]["most peaked scaled"])
@@ -131,8 +155,11 @@ claim("32", BATCH)
 assert 1024**0.5 == 32, "√1024"
 claim("48", curve.shape[1] * curve.shape[2] * curve.shape[3])
 claim("512", held_out[0].shape[1])
-assert SEEDS >= 3 and NOISE == 0.5 and N_KEYS == 8 and D_MODEL == 16 and TRAIN_DIMS == [16, 64, 256, 1024]
-claim("2.08", math.log(N_KEYS))
+assert SEEDS >= 3 and NOISE == 0.5 and KEYS_PER_EXAMPLE == 8 and D_MODEL == 16 and TRAIN_DIMS == [16, 64, 256, 1024]
+assert N_KEYS == 12, "the explorer's 12 keys: section 6 must not change them"
+claim("2.08", math.log(KEYS_PER_EXAMPLE))
+claim("1.25", 1 + NOISE**2)  # the variance of a query's entries: a unit-variance key, rotated, plus the noise
+assert abs(float(held_out[0].var()) - 1.25) < 0.05 and abs(float(held_out[1].var()) - 1) < 0.05
 D = {d: i for i, d in enumerate(TRAIN_DIMS)}
 start, end = curve[0].mean(-1), curve[-1].mean(-1)  # (d_k, variant): means over the seeds
 assert steps[-1] == STEPS and steps[2] == 10 and steps[4] == 20
@@ -163,11 +190,12 @@ scaled_curves = curve[:, :, sc].mean(-1)  # (evaluation, d_k)
 assert (np.diff(scaled_curves, axis=0) < 0).all(), "scaled: the loss falls steadily at every d_k"
 assert (curve[-1, :, sc].max(-1) - curve[-1, :, sc].min(-1) < 0.05).all(), "scaled: the seeds stay close"
 assert (np.diff(end[:, sc]) < 0).all(), "scaled: bigger heads train better"
-assert (start[:, un] > 3 * math.log(N_KEYS)).all(), "unscaled: confidently wrong at step 0"
+assert (start[:, un] > 3 * math.log(KEYS_PER_EXAMPLE)).all(), "unscaled: confidently wrong at step 0"
 assert np.all(np.diff(start[:, un]) > 0), "unscaled: the step-0 loss rises with d_k"
 assert end[D[16], un] < end[D[16], sc], "unscaled ends below scaled at d_k = 16"
-assert end[D[64], un] < end[D[256], un] < end[D[1024], un], "unscaled: bigger heads train worse from 64 on"
-assert end[D[64], t5] < end[D[256], t5] < end[D[1024], t5], "T5: bigger heads train worse from 64 on"
+claim("0.15", end[D[256], un])  # "0.15 at d_k = 64 and at d_k = 256, but 0.41 at d_k = 1024"
+assert end[D[1024], un] > 2 * max(end[D[64], un], end[D[256], un]), "unscaled: worse at 1024 than at 64 and 256"
+assert end[D[1024], t5] > 2 * end[D[64], t5], "T5: worse at 1024 than at 64"
 assert step0_gap < 1e-6, "T5 equals scaled at step 0"
 assert (end[:, mu] > end[:, [sc, un, t5]].max(-1)).all(), "1/d_k: the slowest at every d_k"
 assert np.ptp(curve[:, :, mu].mean(-1), axis=1).max() < 0.15, "1/d_k: nearly the same curve at every d_k"
