@@ -11,7 +11,7 @@ import time
 from dataclasses import asdict
 from pathlib import Path
 
-from . import canary, containment, gradebook, guard, report, sandbox, tamper
+from . import canary, cells, containment, gradebook, guard, report, sandbox, tamper
 from . import collect as collect_step
 from .course import Course, nbgrader_env
 from .feedback import failure_page
@@ -324,7 +324,7 @@ def run(args):
             for c in nb.cells
             if (c.metadata.get("nbgrader") or {}).get("solution") and c.metadata.nbgrader.get("grade")
         }
-        gate = CanaryGate(len(first), report.graded_cells([released[nb] for nb in notebooks]), manual, on_result)
+        gate = CanaryGate(len(first), cells.graded_cells([released[nb] for nb in notebooks]), manual, on_result)
         say(
             f"grading the canary (the lesson's solution and its blank) and {len(jobs)} submission(s) of {lesson} "
             f"on {min(args.workers, len(jobs) + len(first))} worker(s); isolation: {isolation}"
@@ -381,7 +381,7 @@ def run(args):
     t = phase("feedback refresh", t)
 
     # report
-    columns = report.graded_cells([released[nb] for nb in notebooks])
+    columns = cells.graded_cells([released[nb] for nb in notebooks])
     rows = report.rows_for(entries, results, scores, columns, reviewed)
     rows += report.not_submitted_rows(set((roster or {}).values()) | gradebook.student_ids(course), rows, columns)
     report.write(out, lesson, columns, rows, isolation)

@@ -14,6 +14,7 @@ from pathlib import Path
 import nbformat
 
 from . import sandbox
+from .cells import grade_id, with_answers
 
 SOLUTION, BLANK = "canary-solution", "canary-blank"  # ids in the workers' private gradebooks only
 
@@ -45,18 +46,9 @@ def submissions(course, lesson, notebooks):
     made = {SOLUTION: {}, BLANK: {}}
     for nb_name in notebooks:
         released = nbformat.read(str(course.release / lesson / f"{nb_name}.ipynb"), as_version=4)
-        made[BLANK][nb_name] = nbformat.writes(released).encode()
         solution = nbformat.read(str(course.source / lesson / f"{nb_name}.ipynb"), as_version=4)
-        answers = {
-            c.metadata.nbgrader.grade_id: c.source
-            for c in solution.cells
-            if (c.metadata.get("nbgrader") or {}).get("solution")
-        }
-        for cell in released.cells:
-            gid = (cell.metadata.get("nbgrader") or {}).get("grade_id")
-            if (cell.metadata.get("nbgrader") or {}).get("solution") and gid in answers:
-                cell.source = answers[gid]
-        made[SOLUTION][nb_name] = nbformat.writes(released).encode()
+        made[BLANK][nb_name] = nbformat.writes(released).encode()
+        made[SOLUTION][nb_name] = nbformat.writes(with_answers(released, solution)).encode()
     return made
 
 
@@ -66,7 +58,7 @@ def failures_in(autograded_folder, cells):
     for path in sorted(Path(autograded_folder).glob("*.ipynb")):
         nb = json.loads(path.read_text())
         for cell in nb.get("cells", []):
-            gid = (cell.get("metadata", {}).get("nbgrader") or {}).get("grade_id")
+            gid = grade_id(cell)
             for out in cell.get("outputs", []):
                 if gid in cells and out.get("output_type") == "error":
                     found[gid] = f"{out.get('ename', '')}: {out.get('evalue', '')}"[:200]

@@ -55,12 +55,13 @@ class Course:
         """The grade ids of the lesson's answer and test cells, from its released notebooks."""
         import json
 
+        from .cells import grade_id, is_grade, is_solution
+
         ids = set()
         for path in (self.release / lesson).glob("*.ipynb"):
             for cell in json.loads(path.read_text(encoding="utf-8")).get("cells", []):
-                meta = cell.get("metadata", {}).get("nbgrader", {})
-                if meta.get("grade") or meta.get("solution"):
-                    ids.add(meta.get("grade_id"))
+                if is_grade(cell) or is_solution(cell):
+                    ids.add(grade_id(cell))
         return ids - {None}
 
     def fingerprint(self, lesson, settings=""):

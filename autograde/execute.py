@@ -12,6 +12,7 @@ from nbgrader.preprocessors import Execute
 from traitlets import Bool, Dict, Int, List, Unicode
 
 from . import guard
+from .cells import grade_id, is_test
 from .sandbox import Limits, SandboxKernelManager, size
 
 AUTOGRADE_KEY = "autograde_injected"
@@ -93,9 +94,9 @@ class SandboxExecute(Execute):
         tests = {}
         cells = [_injected(guard.setup_source(), "setup")]
         for cell in nb.cells:
-            if is_test_cell(cell):
+            if cell.cell_type == "code" and is_test(cell):
                 marker, nonce = guard.test_source()
-                gid = cell.metadata.nbgrader.get("grade_id", "")
+                gid = grade_id(cell) or ""
                 tests[nonce] = {"grade_id": gid, "source": cell.source, "value": guard.ends_in_value(cell.source)}
                 self._tests[nonce] = (cell, cell.source)
                 cell.source = marker
@@ -154,11 +155,6 @@ class SandboxExecute(Execute):
             report["sandbox"] = km_.info() if km_ is not None else {}
             SandboxExecute.reports.append(report)
         return nb, resources
-
-
-def is_test_cell(cell):
-    m = cell.metadata.get("nbgrader", {})
-    return cell.cell_type == "code" and bool(m.get("grade")) and not m.get("solution")
 
 
 def _injected(source, tag):

@@ -22,11 +22,9 @@ from pathlib import Path
 from nbgrader.preprocessors import ClearHiddenTests, GetGrades, NbGraderPreprocessor
 from traitlets import Unicode
 
+from .cells import grade_id, is_grade, is_manual, is_solution, is_task, is_test, nbgrader_meta
+
 HIDDEN_NOTE = "# (hidden tests ran here when your work was graded)"
-
-
-def _meta(cell):
-    return cell.metadata.get("nbgrader") or {}
 
 
 class GradesOrPending(GetGrades):
@@ -34,7 +32,7 @@ class GradesOrPending(GetGrades):
 
     def _get_score(self, cell, resources):
         super()._get_score(cell, resources)
-        ids = (_meta(cell)["grade_id"], self.notebook_id, self.assignment_id, self.student_id)
+        ids = (grade_id(cell), self.notebook_id, self.assignment_id, self.student_id)
         grade = self.gradebook.find_grade(*ids)
         pending = bool(grade.needs_manual_grade and grade.manual_score is None)
         cell.metadata.nbgrader["pending"] = pending
@@ -51,7 +49,7 @@ class HideHiddenTests(ClearHiddenTests):
         cell, resources = super().preprocess_cell(cell, resources, index)
         if cell.source != before:
             cell.source = cell.source.rstrip("\n") + "\n" + HIDDEN_NOTE
-        if _meta(cell).get("grade") and not _meta(cell).get("solution"):
+        if is_test(cell):
             for output in cell.get("outputs", []):
                 if output.get("output_type") == "error":
                     output["traceback"] = [f"{output.get('ename', 'Error')}: {output.get('evalue', '')}"]
@@ -74,14 +72,13 @@ class NameQuestions(NbGraderPreprocessor):
     def preprocess(self, nb, resources):
         title = ""
         for cell in nb.cells:
-            if cell.cell_type == "markdown" and not _meta(cell).get("solution"):
+            if cell.cell_type == "markdown" and not is_solution(cell):
                 for line in cell.source.splitlines():
                     found = HEADING.match(line) or QUESTION.match(line)
                     if found:
                         title = question_title(found.group(1))
-            meta = _meta(cell)
-            if meta.get("grade") or meta.get("task"):
-                meta["title"] = title or meta.get("grade_id", "")
+            if is_grade(cell) or is_task(cell):
+                nbgrader_meta(cell)["title"] = title or grade_id(cell) or ""
         return nb, resources
 
 
@@ -98,12 +95,12 @@ class RubricBeside(NbGraderPreprocessor):
         import nbformat
 
         rubrics = {
-            _meta(c)["grade_id"]: c.source
+            grade_id(c): c.source
             for c in nbformat.read(str(path), as_version=4).cells
-            if _meta(c).get("solution") and _meta(c).get("grade") and c.cell_type == "markdown"
+            if is_manual(c) and c.cell_type == "markdown"
         }
         for cell in nb.cells:
-            rubric = rubrics.get(_meta(cell).get("grade_id"))
+            rubric = rubrics.get(grade_id(cell))
             if cell.cell_type == "markdown" and rubric:
                 quoted = "\n".join("> " + line for line in rubric.replace("### BEGIN SOLUTION", "").splitlines())
                 quoted = quoted.replace("> ### END SOLUTION", ">")

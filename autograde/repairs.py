@@ -15,6 +15,8 @@ import json
 import re
 import uuid
 
+from .cells import role
+
 
 class Broken(Exception):
     """The submission cannot be graded at all; the message is the reason shown in grades.csv."""
@@ -26,12 +28,13 @@ def meta(cell):
     return value if isinstance(value, dict) else None
 
 
-def role(m):
-    """'answer', 'manual', 'tests', 'readonly' or None for nbgrader metadata m."""
-    if not m:
+def kind(cell):
+    """The cell's role (cells.role), where any other cell nbgrader marks counts as locked ('readonly'): what
+    a student should not have changed is put back. None for a cell without nbgrader metadata."""
+    if not meta(cell):
         return None
-    solution, grade = bool(m.get("solution")), bool(m.get("grade"))
-    return {(True, False): "answer", (True, True): "manual", (False, True): "tests"}.get((solution, grade), "readonly")
+    found = role(cell)
+    return found if found in ("answer", "manual", "tests") else "readonly"
 
 
 def source(cell):
@@ -150,9 +153,9 @@ class ShapeCells(Repair):
     def well_typed(meta):
         if not isinstance(meta, dict) or not isinstance(meta.get("grade_id", ""), str):
             return False
-        for key, kind in NBGRADER_TYPES.items():
+        for key, types in NBGRADER_TYPES.items():
             value = meta.get(key)
-            if value is not None and (not isinstance(value, kind) or (kind is not bool and isinstance(value, bool))):
+            if value is not None and (not isinstance(value, types) or (types is not bool and isinstance(value, bool))):
                 return False
         gid = meta.get("grade_id")
         return gid is None or (0 < len(gid) <= 200 and re.fullmatch(r"[A-Za-z0-9_\-]+", gid) is not None)
@@ -189,7 +192,7 @@ class MatchRenamedCells(Repair):
                 continue
             lo = max([work.index(m) for m in work.match[:i] if m is not None], default=-1)
             hi = min([work.index(m) for m in work.match[i + 1 :] if m is not None], default=len(work.cells))
-            kind, want = role(r.metadata.nbgrader), source(r)
+            wanted, want = kind(r), source(r)
             candidates = [
                 j
                 for j in range(lo + 1, hi)
@@ -200,15 +203,15 @@ class MatchRenamedCells(Repair):
             best, best_score = None, 0.0
             for j in candidates:
                 c = work.cells[j]
-                if meta(c) and role(meta(c)) == kind:
+                if meta(c) and kind(c) == wanted:
                     score = 2.0  # same kind of graded cell under another name
-                elif kind in LOCKED:
+                elif wanted in LOCKED:
                     score = 1.5 if source(c).strip() == want.strip() else 0.0
                 else:
                     score = difflib.SequenceMatcher(None, source(c), want).ratio()
                 if score > best_score:
                     best, best_score = j, score
-            if len(candidates) == 1 and lo >= 0 and hi < len(work.cells) and kind in ("answer", "manual"):
+            if len(candidates) == 1 and lo >= 0 and hi < len(work.cells) and wanted in ("answer", "manual"):
                 best, best_score = candidates[0], max(best_score, 0.5)
             if best is not None and best_score >= 0.5:
                 cell = work.cells[best]
@@ -229,7 +232,7 @@ class RestoreGradedCells(Repair):
             if cell is None:
                 continue
             cell["metadata"] = dict(cell.get("metadata") or {}, nbgrader=copy.deepcopy(dict(r.metadata.nbgrader)))
-            if role(r.metadata.nbgrader) in LOCKED:
+            if kind(r) in LOCKED:
                 if source(cell) != source(r):
                     work.notes.append(f"restored the locked cell {r.metadata.nbgrader.grade_id}")
                 cell["source"] = source(r)
@@ -244,7 +247,7 @@ class DropExtraGradedCells(Repair):
         for cell in work.cells:
             m = meta(cell)
             if m is not None and not work.matched(cell):
-                if role(m) in LOCKED:
+                if kind(cell) in LOCKED:
                     work.notes.append(f"dropped an extra copy of locked cell {m.get('grade_id')}")
                     continue
                 del cell["metadata"]["nbgrader"]

@@ -15,17 +15,6 @@ def safe_cell(value):
     return value
 
 
-def graded_cells(released_nbs):
-    """[(grade cell id, points)] of the released notebooks, in order."""
-    cells = []
-    for nb in released_nbs:
-        for c in nb.cells:
-            m = c.metadata.get("nbgrader") or {}
-            if m.get("grade"):
-                cells.append((m["grade_id"], float(m.get("points", 0))))
-    return cells
-
-
 def fmt(x):
     return "" if x is None else f"{x:g}"
 

@@ -9,6 +9,8 @@ tampering by routes no source scan can see.
 import ast
 import builtins
 
+from .cells import is_test
+
 # Names whose attributes the tests and helpers rely on; rebinding one of their attributes is flagged.
 PROTECTED_MODULES = {
     "np",
@@ -310,16 +312,11 @@ RULES = [
 ]
 
 
-def is_test_cell(cell):
-    m = (cell.get("metadata") or {}).get("nbgrader") or {}
-    return bool(m.get("grade")) and not m.get("solution")
-
-
 def test_names(solution_nb):
     """Names the test cells (hidden ones included) use and the student should not rebind."""
     names = set()
     for cell in solution_nb.cells:
-        if cell.cell_type == "code" and is_test_cell(cell):
+        if cell.cell_type == "code" and is_test(cell):
             try:
                 names |= {n.id for n in ast.walk(ast.parse(cell.source)) if isinstance(n, ast.Name)}
             except SyntaxError:
@@ -352,7 +349,7 @@ def aliases(trees):
 
 def scan(nb, protected, rules=RULES):
     """Descriptions ('cell 7: rebinds np.allclose') of student code that rebinds what grading relies on."""
-    cells = [(i, c) for i, c in enumerate(nb.cells) if c.get("cell_type") == "code" and not is_test_cell(c)]
+    cells = [(i, c) for i, c in enumerate(nb.cells) if c.get("cell_type") == "code" and not is_test(c)]
     trees = [(i, _tree(c.get("source", ""))) for i, c in cells]
     alias_names = aliases(t for _, t in trees if t is not None) - {"abs", "float", "str", "int"}
     instances = [rule() for rule in rules]

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import nbformat
 
-from course_dev.cells import grade_id, nbgrader_meta
+from autograde.cells import with_answers
 from course_dev.paths import ROOT, solution_path, student_path
 
 # what a temporary course needs besides the lessons (course_dev itself is installed): nbgrader's configuration
@@ -33,13 +33,8 @@ def copy_course(dest, lessons, extra=()):
 def submission(lesson, answered, released=None, solution=None):
     """The released notebook with the answer cells whose grade ids are in `answered` (code or free
     text) filled in from the solution; every other answer cell stays as released."""
-    answers = {
-        grade_id(c): c.source
-        for c in nbformat.read(str(solution or solution_path(lesson)), as_version=4).cells
-        if nbgrader_meta(c).get("solution")
-    }
-    nb = nbformat.read(str(released or student_path(lesson)), as_version=4)
-    for cell in nb.cells:
-        if grade_id(cell) in answered and grade_id(cell) in answers:
-            cell.source = answers[grade_id(cell)]
-    return nb
+    return with_answers(
+        nbformat.read(str(released or student_path(lesson)), as_version=4),
+        nbformat.read(str(solution or solution_path(lesson)), as_version=4),
+        set(answered),
+    )

@@ -27,11 +27,11 @@ from pathlib import Path
 
 import nbformat
 import pytest
-from harness import ROOT, copy_course, grade_id, nbgrader_meta, read, solution_path
+from harness import ROOT, copy_course, grade_id, read, solution_path
 from nbgrader.api import Gradebook
 from test_autograde_hostile import seeded_mutants
 
-from course_dev.cells import is_manual, is_test, points
+from autograde.cells import is_manual, is_solution, is_test, points, with_answers
 
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("grading")]
 psutil = pytest.importorskip("psutil")
@@ -68,13 +68,9 @@ def released(course):
 
 def answered(course, ids=None, free=False):
     """The released notebook with the answers in `ids` (all by default) taken from the solution."""
-    solution = {grade_id(c): c.source for c in read(solution_path(LESSON)).cells if grade_id(c)}
-    nb = released(course)
-    for cell in nb.cells:
-        gid = grade_id(cell)
-        if nbgrader_meta(cell).get("solution") and (ids is None or gid in ids) and (gid != FREE or free):
-            cell.source = solution[gid]
-    return nb
+    solution = read(solution_path(LESSON))
+    wanted = {grade_id(c) for c in solution.cells if is_solution(c)} if ids is None else set(ids)
+    return with_answers(released(course), solution, wanted if free else wanted - {FREE})
 
 
 def with_answer(course, gid, source):

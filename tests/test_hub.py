@@ -19,7 +19,7 @@ from harness import read
 from hub_support import CLASS_COURSE, MAKE_FILES, ClassHub, ready_for_make
 from pg_support import Postgres
 
-from course_dev.cells import grade_id, nbgrader_meta
+from autograde.cells import grade_id, nbgrader_meta
 from course_dev.course import copy_course
 from course_dev.paths import ROOT, solution_path
 
