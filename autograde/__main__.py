@@ -1,6 +1,5 @@
 import sys
 
-from .cli import main
+from .cli import console, main
 
-main()
-sys.exit(0)
+sys.exit(console(main))

@@ -1,148 +1,357 @@
-"""The batch: collect -> repair -> tamper scan -> sandboxed run on the pool -> gradebook (one
-transaction per student) -> feedback -> report. `run(args)` is what the command does."""
+"""The grading command's batch, declared as its phases in order (`PHASES`, the way nbgrader declares its
+preprocessors). Each phase is a function of the `Batch`, which holds what the phases share:
 
-import hashlib
+    start       limits and isolation (no sandbox: refuse), the kernel's Python checked, the output folders
+    gradebook   a fresh clone's lesson added from the release; a snapshot
+    collect     LMS folder or exchange -> submitted/<student>/<lesson>/; the workers start
+    prepare     each student's notebooks repaired and scanned (prepare.py); an unchanged submission keeps its result
+    grade       the canary (canary.py), then the students, on the workers (pool.py); each student recorded and
+                committed to the gradebook in one transaction as the result comes
+    feedback    pages made again where the gradebook changed since (hand grading); a page for each failure
+    report      grades.csv, summary.txt, summary.png (report.py)
+
+`run(args)` is what the command does (args: cli.parse_args); it returns the rows of grades.csv or raises
+GradingError.
+"""
+
+import contextlib
 import json
 import os
 import shutil
 import sys
-import threading
 import time
-from dataclasses import asdict
+import warnings
+from dataclasses import asdict, dataclass, field
+from functools import partial
 from pathlib import Path
 
-from . import canary, cells, containment, gradebook, guard, report, sandbox, tamper
+from . import canary, gradebook, guard, report, roster, sandbox
 from . import collect as collect_step
 from .course import Course, nbgrader_env
+from .errors import GradingError
 from .feedback import failure_page
+from .messages import FeedbackJob, GradeJob
 from .pool import Pool, run_jobs
-from .repairs import Broken, repair
+from .prepare import Release, prepare_student
 
 
-def limits_from(args):
-    return sandbox.Limits(
-        memory=sandbox.parse_size(args.memory),
-        cpu=args.cpu,
-        processes=args.processes,
-        file_size=sandbox.parse_size(args.file_size),
-        disk=sandbox.parse_size(getattr(args, "disk", "1G")),
-        output=sandbox.parse_size(args.output),
-    )
+class Timings:
+    """Seconds spent in each phase (timings.json); a phase may be timed in several pieces."""
 
+    def __init__(self):
+        self.start, self.phases = time.perf_counter(), {}
 
-def isolation_of(args, limits):
-    if args.no_sandbox:
-        return "none: --no-sandbox was given, student code ran with the grader's permissions", "none"
-    why = sandbox.probe()
-    if why:
-        raise SystemExit(
-            f"Refusing to grade: no sandbox for student code ({why}).\n"
-            "Install bubblewrap (Debian/Ubuntu: sudo apt-get install bubblewrap), or, knowing that "
-            "student code will then run with your permissions, pass --no-sandbox."
-        )
-    who = "a throw-away uid per worker" if os.geteuid() == 0 else "your uid in a user namespace"
-    lim = ", ".join(f"{k} {v}" for k, v in limits.describe().items())
-    home = "an in-memory home" if sandbox.sized_tmpfs() else "a private scratch folder (its size measured)"
-    return (
-        f"bubblewrap sandbox per notebook (no network, own pid namespace, read-only Python, {home}, {who}); "
-        f"limits: {lim}; memory and processes per notebook: {containment.detect().name}"
-    ), "bwrap"
-
-
-# --------------------------------------------------------------------------------------------
-# the canary, and each submission made gradable
-
-
-def canary_jobs(course, lesson, notebooks, released, protected, job_for, work, out, isolation):
-    """The canary's two jobs: the lesson's solution and its unanswered release, repaired and scanned as
-    students' submissions are (a flag or a failure here refuses the batch at once)."""
-    folder = work / "canary"
-    shutil.rmtree(folder, ignore_errors=True)
-    jobs = []
-    for student, files in canary.submissions(course, lesson, notebooks).items():
-        src = folder / "submitted" / student
-        src.mkdir(parents=True)
-        for nb_name, data in files.items():
-            (src / f"{nb_name}.ipynb").write_bytes(data)
-        dest = folder / "sanitized" / student / lesson
-        _, flags, failure = prepare(src, dest, notebooks, released, protected, hashlib.sha256())
-        if failure or flags:
-            raise SystemExit(canary.refusal(lesson, [f"{student}: {failure or '; '.join(flags)}"], isolation))
-        job = job_for(student, folder / "sanitized", folder / student, out / "logs" / f"{student}.log")
-        jobs.append(dict(job, canary=True))
-    return jobs
-
-
-class CanaryGate:
-    """Students' results wait until the canary's two have come and passed: then they are recorded (in
-    the order they came); if the canary failed, nothing is recorded and no new notebook starts."""
-
-    def __init__(self, expected, columns, manual, record):
-        self.expected, self.columns, self.manual, self.record = expected, columns, manual, record
-        self.results, self.held, self.problems, self.stop = {}, [], None, threading.Event()
-        self.worker_seconds = 0.0
-
-    def __call__(self, job, result):
-        if job.get("canary"):
-            self.results[job["student"]] = result
-            self.worker_seconds += result.get("seconds") or 0.0
-            if len(self.results) == self.expected:
-                self.problems = canary.verdict(self.results, self.columns, self.manual)
-                if self.problems:
-                    self.stop.set()
-                for held in self.held if not self.problems else []:
-                    self.record(*held)
-                self.held = []
-        elif self.problems is None:
-            self.held.append((job, result))
-        elif not self.problems:
-            self.record(job, result)
-
-
-def prepare(src, dest, notebooks, released, protected, key):
-    """Repair and scan one student's notebooks into `dest`: (notes, flags, failure or None). Whatever
-    the files hold, this returns: a file no repair foresaw fails that student, never the batch."""
-    import nbformat
-
-    notes, flags, failure = [], [], None
-    shutil.rmtree(dest, ignore_errors=True)
-    dest.mkdir(parents=True)
-    submitted = sorted(p for p in src.glob("*.ipynb") if not p.name.startswith("."))
-    for nb_name in notebooks:
-        path = src / f"{nb_name}.ipynb"
-        if not path.exists():
-            others = [p for p in submitted if p.stem not in notebooks]
-            if len(notebooks) == 1 and len(others) == 1:
-                path = others[0]
-                notes.append(f"notebook renamed to {path.name}: graded as {nb_name}.ipynb")
-            else:
-                failure = failure or ("no notebook submitted" if not submitted else f"notebook {nb_name}.ipynb missing")
-                continue
-        raw = path.read_bytes()
-        key.update(raw)
+    @contextlib.contextmanager
+    def phase(self, name):
+        since = time.perf_counter()
         try:
-            nb, repaired = repair(raw, released[nb_name])
-            flags += tamper.scan(nb, protected)
-            nbformat.write(nb, str(dest / f"{nb_name}.ipynb"))
-        except Broken as err:
-            failure = failure or str(err)
-            continue
-        except Exception as err:  # noqa: BLE001 - the safety net: this file fails, with a reason
-            failure = failure or f"could not be read ({type(err).__name__})"
-            continue
-        notes += repaired
-    for extra in src.iterdir():  # files the student attached: kept with the submission, never run
-        if extra.is_file() and extra.suffix != ".ipynb":
-            shutil.copy(extra, dest / extra.name)
-            if extra.name != "timestamp.txt":
-                key.update(extra.read_bytes())
-    return notes, flags, failure
+            yield
+        finally:
+            self.phases[name] = round(self.phases.get(name, 0.0) + time.perf_counter() - since, 3)
+
+    def total(self):
+        return round(time.perf_counter() - self.start, 3)
 
 
-def canary_seconds(out):
-    """Worker seconds the canary took in this batch (0 if it did not run)."""
-    path = out / "canary.json"
-    return json.loads(path.read_text()).get("worker_seconds", 0.0) if path.exists() else 0.0
+@dataclass
+class Batch:
+    """One lesson graded for the whole class: what the phases read and write."""
+
+    settings: object  # the command's options (cli.parse_args)
+    course: Course
+    lesson: str
+    out: Path  # the reports: runs/<lesson>/
+    work: Path  # the workers' scratch (gradebook templates, staging folders), in the state folder
+    limits: sandbox.Limits  # of each notebook's sandbox
+    timings: Timings = field(default_factory=Timings)
+    isolation: str = ""  # what summary.txt says of it
+    sandbox_kind: str = ""  # 'bwrap' or 'none'
+    release: Release | None = None
+    imports: list = field(default_factory=list)  # the lesson's imports the tests use (guard.lesson_imports)
+    fingerprint: str = ""  # of the lesson, the configuration, the grader and its settings
+    template: Path | None = None  # the lesson's gradebook entries, for the workers' private gradebooks
+    entries: list = field(default_factory=list)  # one per submitted file (collect.Entry)
+    people: list = field(default_factory=list)  # the roster's rows (roster.read)
+    students: list = field(default_factory=list)
+    scores_before: dict = field(default_factory=dict)  # the gradebook's scores before this batch
+    scores: dict = field(default_factory=dict)  # and after it
+    results: dict = field(default_factory=dict)  # {student: the record in results/<student>.json}
+    jobs: list = field(default_factory=list)  # a GradeJob for each student the workers grade
+    worker_phases: dict = field(default_factory=dict)  # the workers' seconds per step, summed
+    pool: Pool | None = None
+    rows: list = field(default_factory=list)  # grades.csv
+
+    @classmethod
+    def open(cls, args):
+        course = Course(args.root, db_url=args.db_url)
+        if not course.notebooks(args.lesson):
+            raise GradingError(
+                f"lesson {args.lesson!r} has no released notebook in {course.release / args.lesson}: "
+                "run `make release` first"
+            )
+        out = Path(args.out).resolve() if args.out else course.runs(args.lesson)
+        return cls(args, course, args.lesson, out, course.state / "work", args.limits)
+
+    def say(self, *parts):
+        if not self.settings.quiet:
+            print(*parts, file=sys.stderr, flush=True)
+
+    def grade_job(self, student, sanitized, staging, canary=False):
+        staging.mkdir(parents=True, exist_ok=True)
+        return GradeJob(
+            student=student,
+            lesson=self.lesson,
+            root=str(self.course.root),
+            notebooks=self.release.notebooks,
+            sanitized=str(sanitized),
+            staging=str(staging),
+            log=str(self.out / "logs" / f"{student}.log"),
+            template=str(self.template),
+            release=str(self.course.release / self.lesson),
+            limits=asdict(self.limits),
+            sandbox=self.sandbox_kind,
+            imports=self.imports,
+            cell_timeout=self.settings.cell_timeout,
+            canary=canary,
+        )
+
+
+# --- the phases --------------------------------------------------------------------------------
+
+
+def start(batch):
+    """Isolation (no sandbox: refuse), the kernel's Python checked, the output folders."""
+    batch.isolation, batch.sandbox_kind = sandbox.isolation(batch.limits, batch.settings.no_sandbox)
+    wrong = canary.preflight(batch.course)
+    if wrong:
+        raise GradingError(canary.refusal(batch.lesson, [wrong], batch.isolation))
+    sandbox.clean_stale()
+    for sub in ("sanitized", "results", "logs", "feedback"):
+        (batch.out / sub).mkdir(parents=True, exist_ok=True)
+    batch.work.mkdir(parents=True, exist_ok=True)
+
+
+def open_gradebook(batch):
+    """A fresh clone's gradebook gets the lesson from the release; then a snapshot."""
+    course, lesson = batch.course, batch.lesson
+    missing = gradebook.lesson_in_gradebook(course, lesson, course.notebooks(lesson))
+    if missing:
+        batch.say(f"{missing}: adding it from the release")
+        gradebook.add_lesson(course, lesson, log=batch.say)
+    snap, why = gradebook.snapshot(course)
+    batch.say(f"gradebook snapshot: {snap}" if snap else f"gradebook snapshot: none ({why})")
+
+
+def collect(batch):
+    """An entry for every submitted file, each student's files in submitted/; the workers start, so that their
+    imports overlap with the next phase."""
+    args, course, lesson = batch.settings, batch.course, batch.lesson
+    batch.people = roster.read(args.roster) if args.roster else []
+    if args.submissions == "exchange":
+        batch.entries = collect_step.collect_exchange(course, lesson)
+    else:
+        names = roster.names(batch.people) if args.roster else None
+        batch.entries = collect_step.collect_folder(course, lesson, args.submissions, names)
+    batch.students = sorted({e.student for e in batch.entries if (course.submitted / e.student / lesson).is_dir()})
+    likely = [s for s in batch.students if args.force or not (batch.out / "results" / f"{s}.json").exists()]
+    batch.pool = Pool(min(args.workers, len(likely)), batch.out / "logs")
+
+
+def prepare(batch):
+    """The lesson's release and fingerprint; each student prepared (prepare.py), and a job for each to grade."""
+    args, course, lesson = batch.settings, batch.course, batch.lesson
+    batch.release = Release.of(course, lesson)
+    batch.imports = guard.lesson_imports(batch.release.released.values())
+    settings = {
+        "limits": asdict(batch.limits),
+        "sandbox": batch.sandbox_kind,
+        "cap": args.timeout,
+        "cell": args.cell_timeout,
+    }
+    batch.fingerprint = course.fingerprint(lesson, json.dumps(settings, sort_keys=True))
+    batch.template = batch.work / f"template-{lesson}-{batch.fingerprint[:16]}.db"
+    batch.scores_before, _ = gradebook.read_scores(course, lesson, batch.students)
+    for student in batch.students:
+        batch.results[student], grade_it = prepare_student(batch, student)
+        if grade_it:
+            batch.jobs.append(batch.grade_job(student, batch.out / "sanitized", batch.work / "students" / student))
+
+
+def grade(batch):
+    """The canary's two notebooks first, then the students', on the workers; a student's result is recorded as it
+    comes once the canary has passed (canary.Gate). A failed canary refuses the batch."""
+    try:
+        if batch.jobs:
+            grade_with_canary(batch)
+    finally:
+        batch.pool.close()
+
+
+def grade_with_canary(batch):
+    """The canary's jobs and the students' on the workers; canary.json; refuse if the canary failed."""
+    args = batch.settings
+    manual = gradebook.read_manual(batch.course, batch.lesson, [job.student for job in batch.jobs])
+    for job in batch.jobs:
+        job.manual = manual.get(job.student)
+    make_template(batch)
+    first = canary.jobs(batch)
+    gate = canary.Gate(len(first), batch.release.columns(), batch.release.manual(), partial(record, batch))
+    batch.say(
+        f"grading the canary (the lesson's solution and its blank) and {len(batch.jobs)} submission(s) of "
+        f"{batch.lesson} on {min(args.workers, len(batch.jobs) + len(first))} worker(s); isolation: {batch.isolation}"
+    )
+    logs = batch.out / "logs"
+    run_jobs(
+        first + batch.jobs, args.workers, args.timeout, logs, gate, partial(progress, batch), batch.pool, gate.stop
+    )
+    shutil.rmtree(batch.work / "canary", ignore_errors=True)
+    write_json(batch.out / "canary.json", {"problems": gate.problems, "worker_seconds": round(gate.worker_seconds, 2)})
+    if gate.problems is None or gate.problems:
+        shutil.rmtree(batch.work / "students", ignore_errors=True)
+        raise GradingError(
+            canary.refusal(batch.lesson, gate.problems or ["the canary did not finish"], batch.isolation)
+        )
+
+
+def refresh_feedback(batch):
+    """The failed students' records; feedback pages made again where the gradebook changed since they were made
+    (hand grading); a short page for each student who could not be graded."""
+    failed = [s for s in batch.students if batch.results[s]["status"] == "failed"]
+    for student in failed:
+        write_json(batch.out / "results" / f"{student}.json", batch.results[student])
+    ok = [s for s in batch.students if s not in failed]
+    batch.scores, prints = gradebook.read_scores(batch.course, batch.lesson, ok)
+    stale = [
+        s
+        for s in ok
+        if prints.get(s) != batch.results[s].get("feedback_print")
+        or not (batch.out / "feedback" / f"{s}.html").exists()
+    ]
+    if stale:
+        course, work = batch.course, batch.work
+        jobs = [
+            FeedbackJob(s, batch.lesson, str(course.root), course.db_url, str(work / "students" / s / "feedback"))
+            for s in stale
+        ]
+        args = batch.settings
+        run_jobs(
+            jobs, args.workers, args.timeout, batch.out / "logs", partial(feedback_made, batch, prints), lambda *a: None
+        )
+    for student in failed:
+        page = failure_page(student, batch.lesson, batch.results[student]["reason"])
+        (batch.out / "feedback" / f"{student}.html").write_text(page)
+    shutil.rmtree(batch.work / "students", ignore_errors=True)
+
+
+def write_report(batch):
+    """grades.csv (a row per submitted file, and for everyone expected who submitted nothing), summary.txt, .png."""
+    reviewed_file = batch.out / "reviewed.txt"
+    reviewed = set(reviewed_file.read_text().split()) if reviewed_file.exists() else set()
+    columns = batch.release.columns()
+    rows = report.rows_for(batch.entries, batch.results, batch.scores, columns, reviewed)
+    expected = {person["student_id"] for person in batch.people} | gradebook.student_ids(batch.course)
+    rows += report.not_submitted_rows(expected, rows, columns)
+    report.write(batch.out, batch.lesson, columns, rows, batch.isolation)
+    batch.rows = rows
+
+
+PHASES = [  # (name in timings.json, phase)
+    ("start", start),
+    ("gradebook set-up and snapshot", open_gradebook),
+    ("collect", collect),
+    ("repair and scan", prepare),
+    ("grading (workers)", grade),
+    ("feedback refresh", refresh_feedback),
+    ("report", write_report),
+]
+
+
+def run(args):
+    """Grade args.lesson for the whole class (args: cli.parse_args); returns the rows of grades.csv."""
+    warnings.filterwarnings("ignore", message=".*not in session.*")  # nbgrader's add_submission, harmless
+    os.environ["PATH"] = nbgrader_env()["PATH"]  # nbgrader runs `alembic` from PATH
+    batch = Batch.open(args)
+    try:
+        for name, phase in PHASES:
+            with batch.timings.phase(name):
+                phase(batch)
+    finally:
+        if batch.pool is not None:
+            batch.pool.close()
+    sandbox.clean_stale()  # scratch folders of workers that ended without their own clean-up
+    write_timings(batch)
+    if not args.quiet:
+        out = batch.out
+        print((out / "summary.txt").read_text())
+        print(f"wrote {out / 'grades.csv'}, {out / 'summary.txt'}, {out / 'summary.png'} and {out / 'feedback'}/")
+    return batch.rows
+
+
+# --- what the phases share ------------------------------------------------------------------------
+
+
+def make_template(batch):
+    """The lesson's gradebook entries in a small SQLite file, reused while the fingerprint is unchanged."""
+    if batch.template.exists():
+        return
+    for old in batch.work.glob(f"template-{batch.lesson}-*.db"):
+        old.unlink()
+    gradebook.make_template(batch.course, batch.lesson, batch.work / "template.tmp")
+    (batch.work / "template.tmp").replace(batch.template)
+
+
+def record(batch, job, result):
+    """A student's result from a worker: the record updated, and if graded, the scores committed to the gradebook
+    in one transaction and the graded notebooks and feedback page put in place; then results/<student>.json."""
+    for key, value in result.phases.items():
+        batch.worker_phases[key] = round(batch.worker_phases.get(key, 0.0) + value, 3)
+    rec = batch.results[job.student]
+    rec["flags"] = list(dict.fromkeys(rec["flags"] + result.flags))
+    rec["seconds"], rec["sandbox"] = result.seconds, result.sandbox
+    if result.ok:
+        with batch.timings.phase("commit (in the grading phase)"):
+            gradebook.commit(batch.course, batch.lesson, job.student, result.results)  # one transaction
+            replace_dir(Path(result.autograded), batch.course.autograded / job.student / batch.lesson)
+            place_feedback(batch, job.student, result.feedback)
+            rec.update(status="graded", reason="", feedback_print=result.feedback_print)
+    else:
+        rec.update(status="failed", reason=result.reason or "unknown", trace=result.trace)
+    write_json(batch.out / "results" / f"{job.student}.json", rec)
+
+
+def progress(batch, n, total, job, result):
+    what = "ok" if result.ok else result.reason[:40]
+    batch.say(f"[{n}/{total}] {job.student}: {what} ({result.seconds:.1f} s)")
+
+
+def feedback_made(batch, prints, job, result):
+    if result.feedback:
+        place_feedback(batch, job.student, result.feedback)
+        batch.results[job.student]["feedback_print"] = prints.get(job.student)
+        write_json(batch.out / "results" / f"{job.student}.json", batch.results[job.student])
+
+
+def place_feedback(batch, student, pages):
+    """A worker's feedback folder becomes nbgrader's feedback/<student>/<lesson>/, its page runs/<lesson>/feedback/."""
+    if pages:
+        dest = batch.course.feedback / student / batch.lesson
+        replace_dir(Path(pages[0]).parent, dest)
+        shutil.copy(dest / Path(pages[0]).name, batch.out / "feedback" / f"{student}.html")
+
+
+def write_timings(batch):
+    batch.timings.phases["total"] = batch.timings.total()
+    path = batch.out / "canary.json"
+    canary_seconds = json.loads(path.read_text()).get("worker_seconds", 0.0) if batch.jobs and path.exists() else 0.0
+    timings = {
+        "phases": batch.timings.phases,
+        "worker_phases_summed": batch.worker_phases,
+        "graded": len(batch.jobs),
+        "canary_worker_seconds": canary_seconds,
+        "workers": batch.settings.workers,
+        "isolation": batch.sandbox_kind,
+    }
+    write_json(batch.out / "timings.json", timings)
 
 
 def write_json(path, data):
@@ -156,250 +365,3 @@ def replace_dir(src, dest):
         shutil.rmtree(dest)
     dest.parent.mkdir(parents=True, exist_ok=True)
     shutil.move(str(src), str(dest))
-
-
-def run(args):
-    """Grade args.lesson for the whole class (args: see cli.parse_args); returns the rows of grades.csv."""
-    import warnings
-
-    import nbformat
-
-    warnings.filterwarnings("ignore", message=".*not in session.*")  # nbgrader's add_submission, harmless
-    os.environ["PATH"] = nbgrader_env()["PATH"]  # nbgrader runs `alembic` from PATH
-    say = (lambda *a: None) if args.quiet else (lambda *a: print(*a, file=sys.stderr, flush=True))
-    course = Course(args.root, db_url=args.db_url)
-    lesson = args.lesson
-    notebooks = course.notebooks(lesson)
-    if not notebooks:
-        raise SystemExit(
-            f"lesson {lesson!r} has no released notebook in {course.release / lesson}: run `make release` first"
-        )
-    phases, t0 = {}, time.perf_counter()
-
-    def phase(name, since):
-        phases[name] = round(phases.get(name, 0.0) + time.perf_counter() - since, 3)
-        return time.perf_counter()
-
-    limits = limits_from(args)
-    isolation, kind = isolation_of(args, limits)
-    wrong = canary.preflight(course)
-    if wrong:
-        raise SystemExit(canary.refusal(lesson, [wrong], isolation))
-    sandbox.clean_stale()
-    out = Path(args.out).resolve() if args.out else course.runs(lesson)
-    for sub in ("sanitized", "results", "logs", "feedback"):
-        (out / sub).mkdir(parents=True, exist_ok=True)
-    work = course.state / "work"
-    work.mkdir(parents=True, exist_ok=True)
-
-    t = phase("start", t0)
-    # the gradebook: a fresh clone gets the lesson from the release; then a snapshot
-    missing = gradebook.lesson_in_gradebook(course, lesson, notebooks)
-    if missing:
-        say(f"{missing}: adding it from the release")
-        gradebook.add_lesson(course, lesson, log=say)
-    snap, why = gradebook.snapshot(course)
-    say(f"gradebook snapshot: {snap}" if snap else f"gradebook snapshot: none ({why})")
-
-    t = phase("gradebook set-up and snapshot", t)
-    # collect
-    roster = collect_step.read_roster(args.roster) if args.roster else None
-    if args.submissions == "exchange":
-        entries = collect_step.collect_exchange(course, lesson)
-    else:
-        entries = collect_step.collect_folder(course, lesson, args.submissions, roster)
-    students = sorted({e.student for e in entries if (course.submitted / e.student / lesson).is_dir()})
-    likely = [s for s in students if args.force or not (out / "results" / f"{s}.json").exists()]
-    pool = Pool(min(args.workers, len(likely)), out / "logs")  # their imports overlap with the repairs
-
-    t = phase("collect", t)
-    released = {nb: nbformat.read(str(course.release / lesson / f"{nb}.ipynb"), as_version=4) for nb in notebooks}
-    solutions = [nbformat.read(str(p), as_version=4) for p in sorted((course.source / lesson).glob("*.ipynb"))]
-    protected = set()
-    for nb in solutions:
-        protected |= tamper.test_names(nb)
-    imports = guard.lesson_imports(released.values())
-    settings = json.dumps(
-        {"limits": asdict(limits), "sandbox": kind, "cap": args.timeout, "cell": args.cell_timeout}, sort_keys=True
-    )
-    fingerprint = course.fingerprint(lesson, settings)
-    reviewed_file = out / "reviewed.txt"
-    reviewed = set(reviewed_file.read_text().split()) if reviewed_file.exists() else set()
-
-    # repair and scan (fast, here)
-    results, jobs = {}, []
-    scores_now, _ = gradebook.read_scores(course, lesson, students)
-
-    def job_for(student, sanitized, staging, log):
-        staging.mkdir(parents=True, exist_ok=True)
-        return {
-            "kind": "grade",
-            "root": str(course.root),
-            "lesson": lesson,
-            "student": student,
-            "notebooks": notebooks,
-            "sanitized": str(sanitized),
-            "autograded": str(staging / "autograded"),
-            "feedback": str(staging / "feedback"),
-            "db": str(staging / "gradebook.db"),
-            "template": str(work / f"template-{lesson}.db"),
-            "log": str(log),
-            "limits": asdict(limits),
-            "sandbox": kind,
-            "imports": imports,
-            "release": str(course.release / lesson),
-            "cell_timeout": args.cell_timeout,
-        }
-
-    for student in students:
-        src = course.submitted / student / lesson
-        dest = out / "sanitized" / student / lesson
-        key = hashlib.sha256(fingerprint.encode())
-        notes, flags, failure = prepare(src, dest, notebooks, released, protected, key)
-        record = {"student": student, "key": key.hexdigest(), "notes": notes, "flags": flags}
-        if failure:
-            results[student] = dict(record, status="failed", reason=failure, seconds=0.0)
-            continue
-        previous = out / "results" / f"{student}.json"
-        old = json.loads(previous.read_text()) if previous.exists() else None
-        have = (
-            all((course.autograded / student / lesson / f"{nb}.ipynb").is_file() for nb in notebooks)
-            and student in scores_now
-        )
-        if old and old.get("key") == record["key"] and not args.force and (old["status"] == "failed" or have):
-            results[student] = old
-            continue
-        results[student] = record
-        jobs.append(job_for(student, out / "sanitized", work / "students" / student, out / "logs" / f"{student}.log"))
-
-    t = phase("repair and scan", t)
-    worker_phases = {}
-
-    # grade the new or changed submissions on long-lived workers; commit each student at once
-    def on_result(job, res):
-        student = job["student"]
-        for key, value in (res.get("phases") or {}).items():
-            worker_phases[key] = round(worker_phases.get(key, 0.0) + value, 3)
-        rec = results[student]
-        rec["flags"] = list(dict.fromkeys(rec["flags"] + res.get("flags", [])))
-        rec["seconds"] = res.get("seconds", 0.0)
-        rec["sandbox"] = res.get("sandbox", {})
-        if job["kind"] == "feedback":
-            return
-        if res.get("ok"):
-            c0 = time.perf_counter()
-            gradebook.commit(course, lesson, student, res["results"])  # one transaction
-            replace_dir(Path(res["autograded"]), course.autograded / student / lesson)
-            pages = res.get("feedback") or []
-            fb_dest = course.feedback / student / lesson
-            if pages:
-                replace_dir(Path(pages[0]).parent, fb_dest)
-                shutil.copy(fb_dest / Path(pages[0]).name, out / "feedback" / f"{student}.html")
-            rec.update(status="graded", reason="", feedback_print=res.get("feedback_print"))
-            phase("commit (in the grading phase)", c0)
-        else:
-            rec.update(status="failed", reason=res.get("reason") or "unknown", trace=res.get("trace", ""))
-        write_json(out / "results" / f"{student}.json", rec)
-
-    def progress(n, total, job, res):
-        what = "ok" if res.get("ok") else res.get("reason", "")[:40]
-        say(f"[{n}/{total}] {job['student']}: {what} ({res.get('seconds', 0):.1f} s)")
-
-    if jobs:
-        manual = gradebook.read_manual(course, lesson, [j["student"] for j in jobs])
-        for job in jobs:
-            job["manual"] = manual.get(job["student"])
-        template = work / f"template-{lesson}-{fingerprint[:16]}.db"
-        if not template.exists():  # the lesson's definition only: reused while unchanged
-            for old in work.glob(f"template-{lesson}-*.db"):
-                old.unlink()
-            gradebook.make_template(course, lesson, work / "template.tmp")
-            (work / "template.tmp").replace(template)
-        first = canary_jobs(course, lesson, notebooks, released, protected, job_for, work, out, isolation)
-        for job in first + jobs:
-            job["template"] = str(template)
-        manual = {
-            c.metadata.nbgrader.grade_id
-            for nb in released.values()
-            for c in nb.cells
-            if (c.metadata.get("nbgrader") or {}).get("solution") and c.metadata.nbgrader.get("grade")
-        }
-        gate = CanaryGate(len(first), cells.graded_cells([released[nb] for nb in notebooks]), manual, on_result)
-        say(
-            f"grading the canary (the lesson's solution and its blank) and {len(jobs)} submission(s) of {lesson} "
-            f"on {min(args.workers, len(jobs) + len(first))} worker(s); isolation: {isolation}"
-        )
-        run_jobs(first + jobs, args.workers, args.timeout, out / "logs", gate, progress, pool, gate.stop)
-        shutil.rmtree(work / "canary", ignore_errors=True)
-        canary_record = {"problems": gate.problems, "worker_seconds": round(gate.worker_seconds, 2)}
-        write_json(out / "canary.json", canary_record)
-        if gate.problems is None or gate.problems:
-            pool.close()
-            shutil.rmtree(work / "students", ignore_errors=True)
-            raise SystemExit(canary.refusal(lesson, gate.problems or ["the canary did not finish"], isolation))
-    pool.close()
-    t = phase("grading (workers)", t)
-    for student, res in results.items():
-        if res["status"] == "failed":
-            write_json(out / "results" / f"{student}.json", res)
-
-    # feedback: pages made with other scores than the gradebook's now (hand grading) are made again
-    ok = [s for s in students if results[s]["status"] != "failed"]
-    scores, prints = gradebook.read_scores(course, lesson, ok)
-    stale = [
-        s
-        for s in ok
-        if prints.get(s) != results[s].get("feedback_print") or not (out / "feedback" / f"{s}.html").exists()
-    ]
-    if stale:
-        refresh = [
-            {
-                "kind": "feedback",
-                "root": str(course.root),
-                "lesson": lesson,
-                "student": s,
-                "db_url": course.db_url,
-                "feedback": str(work / "students" / s / "feedback"),
-            }
-            for s in stale
-        ]
-
-        def on_feedback(job, res):
-            pages = res.get("feedback") or []
-            s = job["student"]
-            if pages:
-                replace_dir(Path(pages[0]).parent, course.feedback / s / lesson)
-                shutil.copy(course.feedback / s / lesson / Path(pages[0]).name, out / "feedback" / f"{s}.html")
-                results[s]["feedback_print"] = prints.get(s)
-                write_json(out / "results" / f"{s}.json", results[s])
-
-        run_jobs(refresh, args.workers, args.timeout, out / "logs", on_feedback, lambda *a: None)
-    for s in students:
-        if results[s]["status"] == "failed":
-            (out / "feedback" / f"{s}.html").write_text(failure_page(s, lesson, results[s]["reason"]))
-    shutil.rmtree(work / "students", ignore_errors=True)
-    t = phase("feedback refresh", t)
-
-    # report
-    columns = cells.graded_cells([released[nb] for nb in notebooks])
-    rows = report.rows_for(entries, results, scores, columns, reviewed)
-    rows += report.not_submitted_rows(set((roster or {}).values()) | gradebook.student_ids(course), rows, columns)
-    report.write(out, lesson, columns, rows, isolation)
-    phase("report", t)
-    sandbox.clean_stale()  # scratch folders of workers that ended without their own clean-up
-    phases["total"] = round(time.perf_counter() - t0, 3)
-    write_json(
-        out / "timings.json",
-        {
-            "phases": phases,
-            "worker_phases_summed": worker_phases,
-            "graded": len(jobs),
-            "canary_worker_seconds": canary_seconds(out) if jobs else 0.0,
-            "workers": args.workers,
-            "isolation": kind,
-        },
-    )
-    if not args.quiet:
-        print((out / "summary.txt").read_text())
-        print(f"wrote {out / 'grades.csv'}, {out / 'summary.txt'}, {out / 'summary.png'} and {out / 'feedback'}/")
-    return rows

@@ -8,13 +8,18 @@ solution would give honest students silent zeros.
 editable install makes the kernel import another copy of the helper package.
 """
 
+import hashlib
 import json
+import shutil
+import threading
 from pathlib import Path
 
 import nbformat
 
 from . import sandbox
 from .cells import grade_id, with_answers
+from .errors import GradingError
+from .prepare import prepare
 
 SOLUTION, BLANK = "canary-solution", "canary-blank"  # ids in the workers' private gradebooks only
 
@@ -52,6 +57,51 @@ def submissions(course, lesson, notebooks):
     return made
 
 
+def jobs(batch):
+    """The canary's two jobs (messages.GradeJob): the lesson's solution and its unanswered release, prepared as
+    students' submissions are (a flag or a failure here refuses the batch at once)."""
+    folder = batch.work / "canary"
+    shutil.rmtree(folder, ignore_errors=True)
+    made = []
+    for student, files in submissions(batch.course, batch.lesson, batch.release.notebooks).items():
+        src = folder / "submitted" / student
+        src.mkdir(parents=True)
+        for nb_name, data in files.items():
+            (src / f"{nb_name}.ipynb").write_bytes(data)
+        done = prepare(src, folder / "sanitized" / student / batch.lesson, batch.release, hashlib.sha256())
+        if done.failure or done.flags:
+            problem = f"{student}: {done.failure or '; '.join(done.flags)}"
+            raise GradingError(refusal(batch.lesson, [problem], batch.isolation))
+        made.append(batch.grade_job(student, folder / "sanitized", folder / student, canary=True))
+    return made
+
+
+class Gate:
+    """Students' results wait until the canary's two have come and passed: then they are recorded (in the order
+    they came); if the canary failed, nothing is recorded and no new notebook starts (`stop`)."""
+
+    def __init__(self, expected, columns, manual, record):
+        self.expected, self.columns, self.manual, self.record = expected, columns, manual, record
+        self.results, self.held, self.problems, self.stop = {}, [], None, threading.Event()
+        self.worker_seconds = 0.0
+
+    def __call__(self, job, result):
+        if job.canary:
+            self.results[job.student] = result
+            self.worker_seconds += result.seconds
+            if len(self.results) == self.expected:
+                self.problems = verdict(self.results, self.columns, self.manual)
+                if self.problems:
+                    self.stop.set()
+                for held in self.held if not self.problems else []:
+                    self.record(*held)
+                self.held = []
+        elif self.problems is None:
+            self.held.append((job, result))
+        elif not self.problems:
+            self.record(job, result)
+
+
 def failures_in(autograded_folder, cells):
     """{grade cell: 'AssertionError: ...'} of the failed test cells of graded notebooks in a folder."""
     found = {}
@@ -68,22 +118,22 @@ def failures_in(autograded_folder, cells):
 def verdict(results, columns, manual=()):
     """What differs from a correct grader, as lines (empty: the canary passed).
 
-    results: {SOLUTION: worker result, BLANK: worker result}; columns: [(grade cell, points)];
+    results: {SOLUTION: messages.Result, BLANK: messages.Result}; columns: [(grade cell, points)];
     manual: the grade cells graded by hand (not checked here)."""
     problems = []
     auto = [(cid, points) for cid, points in columns if cid not in manual]
     for student, want in ((SOLUTION, "full"), (BLANK, "zero")):
-        res = results.get(student) or {}
+        res = results.get(student)
         label = "the lesson's solution" if student == SOLUTION else "the unanswered release"
-        if not res.get("ok"):
-            problems.append(f"{label} failed to run ({res.get('reason') or 'the worker did not answer'})")
+        if res is None or not res.ok:
+            problems.append(f"{label} failed to run ({(res and res.reason) or 'the worker did not answer'})")
             continue
-        if student == SOLUTION and res.get("flags"):
-            problems.append(f"{label} was flagged: {'; '.join(res['flags'][:3])}")
+        if student == SOLUTION and res.flags:
+            problems.append(f"{label} was flagged: {'; '.join(res.flags[:3])}")
         scores = {}
-        for nb in res["results"]["notebooks"].values():
+        for nb in res.results["notebooks"].values():
             scores.update({name: g["auto"] for name, g in nb["grades"].items()})
-        messages = failures_in(res.get("autograded", ""), {cid for cid, _ in auto})
+        messages = failures_in(res.autograded, {cid for cid, _ in auto}) if res.autograded else {}
         for cid, points in auto:
             got = scores.get(cid)
             if want == "full" and got != points:

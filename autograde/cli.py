@@ -2,15 +2,30 @@
 gradebook (one transaction per student) -> feedback -> report.
 
     python -m autograde LESSON SUBMISSIONS [options]      (or python autograde/grade.py ..., make grade)
+
+From Python, `main([...])` returns the rows of grades.csv, or raises GradingError; only `console` (what the
+commands run) turns a GradingError into its message on stderr and exit status 1.
 """
 
 import argparse
 import os
 import sys
-from pathlib import Path
 
-from .batch import isolation_of, limits_from, run  # noqa: F401  (the steps live in batch.py)
-from .course import PACKAGE
+from .batch import run
+from .course import default_root
+from .errors import GradingError
+from .sandbox import Limits, parse_size
+
+DEFAULT = Limits()  # the sandbox's limits when no option says otherwise: their one home is sandbox.Limits
+LIMIT_OPTIONS = [  # (option, Limits field, help; the default is added from DEFAULT)
+    ("--memory", "memory", "memory of a notebook, all its processes"),
+    ("--cpu", "cpu", "CPU seconds per kernel process"),
+    ("--processes", "processes", "processes/threads a notebook may add"),
+    ("--disk", "disk", "what a notebook may keep in its home folder"),
+    ("--file-size", "file_size", "largest file a notebook may write"),
+    ("--output", "output", "output of one notebook, all cells"),
+]
+COUNTS = ("cpu", "processes")  # the others are sizes: 2G, 512M, 2 GiB
 
 
 def parse_args(argv):
@@ -30,12 +45,10 @@ def parse_args(argv):
         "Execute.timeout in nbgrader_config.py",
     )
     parser.add_argument("--cell-timeout", type=int, default=None, help="override Execute.timeout (seconds per cell)")
-    parser.add_argument("--memory", default="2G", help="memory of a notebook, all its processes (default 2G)")
-    parser.add_argument("--cpu", type=int, default=600, help="CPU seconds per kernel process (default 600)")
-    parser.add_argument("--processes", type=int, default=64, help="processes/threads a notebook may add (default 64)")
-    parser.add_argument("--disk", default="1G", help="what a notebook may keep in its home folder (default 1G)")
-    parser.add_argument("--file-size", default="100M", help="largest file a notebook may write (default 100M)")
-    parser.add_argument("--output", default="10M", help="output of one notebook, all cells (default 10M)")
+    shown = DEFAULT.describe()
+    for option, name, text in LIMIT_OPTIONS:
+        kind = int if name in COUNTS else str
+        parser.add_argument(option, type=kind, default=None, help=f"{text} (default {shown[name.replace('_', ' ')]})")
     parser.add_argument(
         "--no-sandbox",
         action="store_true",
@@ -53,15 +66,27 @@ def parse_args(argv):
         help="course root (default: the current folder if it is a course, else this repository)",
     )
     parser.add_argument("--quiet", action="store_true", help="no progress lines")
-    return parser.parse_args(argv)
+    args = parser.parse_args(argv)
+    args.limits = limits_from(args)
+    return args
 
 
-def default_root():
-    """The course the command is typed in (a folder with nbgrader_config.py), else the one this package belongs to."""
-    here = Path.cwd()
-    return here if (here / "nbgrader_config.py").is_file() else PACKAGE.parent
+def limits_from(args):
+    """sandbox.Limits from the options given; the others keep the dataclass's defaults."""
+    given = {name: getattr(args, name) for _, name, _ in LIMIT_OPTIONS if getattr(args, name) is not None}
+    return Limits(**{name: value if name in COUNTS else parse_size(value) for name, value in given.items()})
 
 
 def main(argv=None):
-    """Grade a lesson; returns the rows of grades.csv as dictionaries."""
+    """Grade a lesson; returns the rows of grades.csv as dictionaries, or raises GradingError."""
     return run(parse_args(sys.argv[1:] if argv is None else argv))
+
+
+def console(entry, argv=None):
+    """Run a command's `entry(argv)`: its exit status, 1 with the message on stderr if it raised GradingError."""
+    try:
+        entry(argv)
+    except GradingError as err:
+        print(err, file=sys.stderr)
+        return 1
+    return 0

@@ -5,13 +5,12 @@ of this lesson, a resubmission, a notebook of another lesson, a hidden file, a l
 File names are read as Canvas (`<name>_<userid>_<submissionid>_<file>`), Moodle
 (`<name>_<id>_assignsubmission_file_<file>`) or nbgrader's zip_collect (`<student>_<anything>_<file>`)
 downloads. Names are kept as written (Unicode, NFC); one that is not a valid student id is mapped
-through the roster (--roster) or turned into a readable id and flagged, two people never share an id
+through the roster (--roster, roster.py) or turned into a readable id and flagged, two people never share an id
 (the LMS's own id tells same-name students apart, and they are flagged), and nobody silently
 disappears from the grades. A notebook is graded as the lesson only if it is that lesson: by its
 name, and by its graded cells' ids against the release.
 """
 
-import csv
 import os
 import re
 import subprocess
@@ -22,8 +21,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .course import nbgrader_env
+from .errors import GradingError
+from .roster import STUDENT_ID, fold
 
-STUDENT_ID = re.compile(r"^[^\W_][\w.@+-]*$")  # letters and digits of any script, then . @ + - too
 ATTEMPT = re.compile(r"(\d{4}-\d{2}-\d{2}[-_ T]\d{2}[-:]\d{2}[-:]\d{2})")
 CANVAS = re.compile(r"^(?P<name>[^_]+)(?:_LATE)?_(?P<lms>\d+)_(?P<submission>\d+)_(?P<rest>.+)$")
 MOODLE = re.compile(r"^(?P<name>[^_]+)_(?P<lms>\d+)_assignsubmission_(?:file|onlinetext)_(?P<rest>.*)$")
@@ -44,36 +44,6 @@ class Entry:
     own_name: str = ""  # the file's name without the student and attempt parts (notes.txt)
     name: str = ""  # the person's name as the file gives it (NFC)
     lms_id: str = ""  # the LMS's own user id, when the file name has one (Canvas, Moodle)
-
-
-def read_roster(path):
-    """{LMS name (case- and accent-insensitive), and "lms:<LMS user id>": student id} from the course roster
-    (columns student_id,name,…,lms_id; autograde/README.md; older headers id/username and lms_name/full_name are
-    read too)."""
-    mapping = {}
-    with open(path, newline="", encoding="utf-8-sig") as fh:
-        rows = list(csv.DictReader(fh))
-    for row in rows:
-        row = {k.strip().lower(): (v or "").strip() for k, v in row.items() if k}
-        name = next((row[k] for k in ("name", "lms_name", "full_name") if row.get(k)), "")
-        sid = next((row[k] for k in ("id", "student_id", "username") if row.get(k)), "")
-        if not sid or not (name or row.get("lms_id")):
-            continue
-        if not STUDENT_ID.match(sid):
-            raise SystemExit(f"roster {path}: {sid!r} is not a valid student id (letters, digits, . @ + -)")
-        if name:
-            mapping[fold(name)] = sid
-        if row.get("lms_id"):  # the LMS's user id, as Canvas and Moodle put it in file names
-            mapping[f"lms:{row['lms_id']}"] = sid
-    return mapping
-
-
-def fold(name):
-    """Case-, accent- and spacing-insensitive form of a name, in any script ('José' and 'jose' match,
-    '王伟' stays '王伟')."""
-    text = unicodedata.normalize("NFKD", name)
-    text = "".join(ch for ch in text if unicodedata.category(ch) != "Mn")
-    return " ".join(text.casefold().replace("_", " ").split())
 
 
 def derive_id(name):
@@ -248,13 +218,18 @@ def lesson_by_content(data, lesson, grade_ids):
     return best if best and overlap[best] else ""
 
 
+def by_student(entries):
+    """{student id: their entries}, in the order of the entries."""
+    found = {}
+    for entry in entries:
+        found.setdefault(entry.student, []).append(entry)
+    return found
+
+
 def separate_people(entries):
     """Two people never share an id: entries of one id but different people (another LMS user id, or
     another name that made the same id) get ids of their own, and are flagged."""
-    by_student = {}
-    for entry in entries:
-        by_student.setdefault(entry.student, []).append(entry)
-    for student, mine in by_student.items():
+    for student, mine in by_student(entries).items():
         people = sorted({(e.lms_id, e.name) for e in mine if not e.status.startswith("not graded (a hidden")})
         if len(people) < 2 or all(not e.flags and not e.lms_id for e in mine):
             continue  # one person, or the same id read from the roster or given as is
@@ -278,7 +253,7 @@ def collect_folder(course, lesson, folder, roster=None):
     """Copy LMS downloads into submitted/<student>/<lesson>/; returns the entries, one per file."""
     folder = Path(folder)
     if not folder.is_dir():
-        raise SystemExit(f"no such folder: {folder}")
+        raise GradingError(f"no such folder: {folder}")
     notebooks = course.notebooks(lesson)
     lessons = {lesson: notebooks, **{other: course.notebooks(other) for other in course.lessons() if other != lesson}}
     grade_ids = {name: course.grade_ids(name) for name in lessons}
@@ -294,51 +269,43 @@ def collect_folder(course, lesson, folder, roster=None):
                 entry.status, entry.target = f"not this lesson (looks like {looks_like})", ""
         entries.append(entry)
         content[id(entry)] = download.data
-    separate_people(entries)
-    by_student = {}
-    for entry in entries:
-        by_student.setdefault(entry.student, []).append(entry)
-    for student, mine in by_student.items():
+    for student, mine in by_student(separate_people(entries)).items():
         usable = [e for e in mine if not e.status]
-        if not usable:
-            continue  # only files that are not graded: their rows say why
-        dest = course.submitted / student / lesson
-        dest.mkdir(parents=True, exist_ok=True)
-        nbs = sorted((e for e in usable if e.target), key=lambda e: e.order)
-        chosen = {}
-        for entry in nbs:  # the latest file for each notebook wins
-            target = entry.target
-            if target == "?":
-                if len(notebooks) == 1:
-                    target = f"{notebooks[0]}.ipynb"
-                    entry.notes.append(f"notebook named {entry.file!r}: graded as {target}")
-                else:
-                    entry.status = "not graded (a notebook under another name; rename it to one of the lesson's)"
-                    continue
-            entry.target = target
-            if target in chosen:
-                old = chosen[target]
-                old.status = f"superseded (a later file of {student} was graded: {entry.file})"
-                entry.notes.append(f"resubmission: replaces {old.file}")
-            chosen[target] = entry
-        for target, entry in chosen.items():
-            _write(dest / target, content[id(entry)])
-        for entry in usable:
-            if not entry.target:
-                entry.status = (
-                    "extra file (kept with the submission; not used for grading)" if chosen else ""
-                )  # no notebook: the student's failure shows on this row
-                kept = Path(entry.own_name).name
-                if (
-                    not entry.file.endswith(".ipynb")
-                    and kept not in ("timestamp.txt", "", ".", "..")
-                    and kept[0] != "."
-                ):
-                    _write(dest / kept, content[id(entry)])
-        stamps = [e.order[0] for e in chosen.values() if e.order[0]]
-        if stamps:
-            _write(dest / "timestamp.txt", _timestamp(max(stamps)).encode())
+        if usable:  # else only files that are not graded: their rows say why
+            _place(usable, course.submitted / student / lesson, notebooks, content)
     return entries
+
+
+def _place(usable, dest, notebooks, content):
+    """One student's files into submitted/<student>/<lesson>/: the latest file for each notebook (the others
+    superseded), the files the student attached, and the attempt's time (timestamp.txt)."""
+    dest.mkdir(parents=True, exist_ok=True)
+    chosen = {}
+    for entry in sorted((e for e in usable if e.target), key=lambda e: e.order):  # the latest file wins
+        target = entry.target
+        if target == "?":
+            if len(notebooks) != 1:
+                entry.status = "not graded (a notebook under another name; rename it to one of the lesson's)"
+                continue
+            target = f"{notebooks[0]}.ipynb"
+            entry.notes.append(f"notebook named {entry.file!r}: graded as {target}")
+        entry.target = target
+        if target in chosen:
+            old = chosen[target]
+            old.status = f"superseded (a later file of {entry.student} was graded: {entry.file})"
+            entry.notes.append(f"resubmission: replaces {old.file}")
+        chosen[target] = entry
+    for target, entry in chosen.items():
+        _write(dest / target, content[id(entry)])
+    for entry in usable:
+        if not entry.target:  # with no notebook, the student's failure shows on this row
+            entry.status = "extra file (kept with the submission; not used for grading)" if chosen else ""
+            kept = Path(entry.own_name).name
+            if not entry.file.endswith(".ipynb") and kept not in ("timestamp.txt", "", ".", "..") and kept[0] != ".":
+                _write(dest / kept, content[id(entry)])
+    stamps = [e.order[0] for e in chosen.values() if e.order[0]]
+    if stamps:
+        _write(dest / "timestamp.txt", _timestamp(max(stamps)).encode())
 
 
 def _timestamp(text):
@@ -361,7 +328,7 @@ def collect_exchange(course, lesson):
         text=True,
     )
     if result.returncode != 0 or "[CollectApp | ERROR]" in result.stderr:
-        raise SystemExit(f"nbgrader collect {lesson} failed:\n{result.stderr[-3000:]}")
+        raise GradingError(f"nbgrader collect {lesson} failed:\n{result.stderr[-3000:]}")
     return existing(course, lesson)
 
 

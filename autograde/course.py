@@ -1,26 +1,41 @@
-"""The course being graded: its folders and settings, read from nbgrader_config.py.
+"""The course being graded: its root, its folders and settings, read from nbgrader_config.py, here only.
 
 Code lives in `autograde/`; everything grading produces (the gradebook, submitted/, autograded/,
 feedback/, runs/, snapshots/) lives in the state folder named by nbgrader_config.py (`grading/` by
 default), which git ignores.
 """
 
+import copy
 import hashlib
 import os
 import sys
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parent
+HOME = PACKAGE.parent  # the course this grader belongs to (this repository)
+CONFIG = "nbgrader_config.py"
+COURSE_ID = "default_course"  # nbgrader's own, when the configuration names none
+
+
+def default_root():
+    """The course the command is typed in (a folder with nbgrader_config.py), else the one this package belongs to."""
+    here = Path.cwd()
+    return here if (here / CONFIG).is_file() else HOME
+
+
+def load_config(root):
+    """nbgrader's configuration of the course at `root` (its nbgrader_config.py), as nbgrader's apps read it."""
+    from traitlets.config.loader import PyFileConfigLoader
+
+    return PyFileConfigLoader(CONFIG, path=str(root)).load_config()
 
 
 class Course:
-    """Paths and settings of the nbgrader course rooted at `root`."""
+    """Paths and settings of the nbgrader course rooted at `root` (default: `default_root()`)."""
 
-    def __init__(self, root, db_url=None):
-        from traitlets.config.loader import PyFileConfigLoader
-
-        self.root = Path(root).resolve()
-        self.config = PyFileConfigLoader("nbgrader_config.py", path=str(self.root)).load_config()
+    def __init__(self, root=None, db_url=None):
+        self.root = Path(root or default_root()).resolve()
+        self.config = load_config(self.root)
         cd = self.config.CourseDirectory
 
         def folder(key, default):
@@ -33,10 +48,16 @@ class Course:
         self.feedback = folder("feedback_directory", "feedback")
         # the state folder: where submitted/ lives (grading/ in this course)
         self.state = self.submitted.parent
-        self.course_id = cd.get("course_id", "default_course")
+        self.course_id = cd.get("course_id", COURSE_ID)
         self.db_url = db_url or cd.get("db_url", f"sqlite:///{self.root / 'gradebook.db'}")
         if db_url:
             self.config.CourseDirectory.db_url = db_url
+
+    def with_db(self, db_url):
+        """The same course with its gradebook at `db_url` (a worker's private copy)."""
+        other = copy.copy(self)
+        other.db_url = db_url
+        return other
 
     def runs(self, lesson):
         return self.state / "runs" / lesson
@@ -67,7 +88,7 @@ class Course:
     def fingerprint(self, lesson, settings=""):
         """Changes when the lesson's source, the configuration, the grader's code or its settings change."""
         h = hashlib.sha256(settings.encode())
-        paths = sorted((self.source / lesson).glob("*.ipynb")) + [self.root / "nbgrader_config.py"]
+        paths = sorted((self.source / lesson).glob("*.ipynb")) + [self.root / CONFIG]
         paths += sorted(PACKAGE.glob("*.py"))
         for path in paths:
             h.update(path.name.encode())

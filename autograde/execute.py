@@ -1,13 +1,16 @@
 """Step 4b, the sandboxed run: nbgrader's Execute preprocessor, with the kernel in the sandbox, the
 tests run by the integrity guard (guard.py), an output cap, and a record of which limit was hit.
 
-`SandboxExecute` replaces `Execute` in nbgrader's autograde preprocessors. What it found goes to
-`SandboxExecute.reports` (one dict per notebook) for the grading worker to read.
+`SandboxExecute` replaces `Execute` in nbgrader's autograde preprocessors. What it found about a notebook
+(a `RunReport`) goes into that notebook's resources, where nbgrader's preprocessors leave what they find
+(`resources["nbgrader"]`); `SandboxAutograde`, nbgrader's Autograde, hands the reports to the grading worker.
 """
 
 import json
+from dataclasses import dataclass, field
 
 from nbformat.v4 import new_code_cell, new_output
+from nbgrader.converters import Autograde
 from nbgrader.preprocessors import Execute
 from traitlets import Bool, Dict, Int, List, Unicode
 
@@ -16,6 +19,39 @@ from .cells import grade_id, is_test
 from .sandbox import Limits, SandboxKernelManager, size
 
 AUTOGRADE_KEY = "autograde_injected"
+REPORT_KEY = "sandbox"  # in resources["nbgrader"]
+
+
+@dataclass
+class RunReport:
+    """What SandboxExecute found about one notebook's run."""
+
+    died: bool = False  # the kernel died
+    error: str = ""  # what stopped the run (a dead kernel, an IOPub timeout), or ''
+    exit_code: int | None = None  # the kernel's
+    flags: list = field(default_factory=list)  # what the integrity guard saw
+    limit: str = ""  # the limit the notebook hit ('memory limit 2 GiB'), or ''
+    tests: int = 0  # test cells run by the guard
+    sandbox: dict = field(default_factory=dict)  # the sandbox and limits (SandboxKernelManager.info)
+
+
+class SandboxAutograde(Autograde):
+    """nbgrader's Autograde, keeping for each notebook it grades the RunReport SandboxExecute left in the
+    notebook's resources (the pass that sanitizes the notebook first runs no kernel)."""
+
+    def __init__(self, **kw):
+        super().__init__(**kw)
+        self._graded = []
+
+    def init_single_notebook_resources(self, notebook_filename):
+        resources = super().init_single_notebook_resources(notebook_filename)
+        if not self._sanitizing:
+            self._graded.append(resources["nbgrader"])  # the preprocessors see this same dict
+        return resources
+
+    @property
+    def reports(self):
+        return [found[REPORT_KEY] for found in self._graded if REPORT_KEY in found]
 
 
 # (what the error says, which limit, counted by a cgroup when there is one)
@@ -56,8 +92,6 @@ class SandboxExecute(Execute):
     data_from = Unicode("", help="the released lesson's folder: its data files go into the kernel's folder").tag(
         config=True
     )
-
-    reports = []  # one per executed notebook, read by the worker
 
     def __init__(self, **kw):
         super().__init__(**kw)
@@ -105,7 +139,7 @@ class SandboxExecute(Execute):
         self._checks.append(nonce)
         cells.append(_injected(marker, nonce))
         nb.cells = cells
-        self._payload = guard.payload(tests, self.imports)
+        self._payload = guard.payload(tests, self.imports, hidden=guard.hidden_delimiters(self.config))
 
     def on_cell_executed(self, **kwargs):
         super().on_cell_executed(**kwargs)
@@ -131,30 +165,35 @@ class SandboxExecute(Execute):
     def preprocess(self, nb, resources=None, km=None):
         self._output_bytes, self._over_output, self._setup_failed, self._km = 0, False, False, None
         self._inject(nb)
-        report = {"died": False, "error": "", "exit_code": None}
+        report = RunReport()
+        if resources is not None:
+            resources.setdefault("nbgrader", {})[REPORT_KEY] = report
         try:
             nb, resources = super().preprocess(nb, resources, km)
         except Exception as err:  # a dead kernel, an IOPub timeout: recorded, then re-raised
-            report["died"] = "DeadKernel" in type(err).__name__ or "died" in str(err).lower()
-            report["error"] = f"{type(err).__name__}: {str(err)[:300]}"
+            report.died = "DeadKernel" in type(err).__name__ or "died" in str(err).lower()
+            report.error = f"{type(err).__name__}: {str(err)[:300]}"
             raise
         finally:
-            km_ = self._km
-            if km_ is not None:
-                km_.settle()
-            lines = km_.guard_lines(wait=2) if km_ is not None else []
-            report["exit_code"] = getattr(km_, "exit_code", None)
-            report["flags"] = self._settle(nb, lines) if not report["died"] else []
-            counted = km_ is not None and km_.counted
-            report["limit"] = limit_hit(nb, self.limits, report["exit_code"], report["died"], counted)
-            if km_ is not None and km_.limit_exceeded:
-                report["limit"] = km_.limit_exceeded
-            if self._over_output:
-                report["limit"] = report["limit"] or f"output limit {size(self.output_limit)}"
-            report["tests"] = len(self._tests)
-            report["sandbox"] = km_.info() if km_ is not None else {}
-            SandboxExecute.reports.append(report)
+            self._report(nb, report)
         return nb, resources
+
+    def _report(self, nb, report):
+        """The run's report, once its kernel has ended (its box closed, the guard's records read)."""
+        km = self._km
+        if km is not None:
+            km.settle()
+        lines = km.guard_lines(wait=2) if km is not None else []
+        report.exit_code = getattr(km, "exit_code", None)
+        report.flags = self._settle(nb, lines) if not report.died else []
+        counted = km is not None and km.counted
+        report.limit = limit_hit(nb, self.limits, report.exit_code, report.died, counted)
+        if km is not None and km.limit_exceeded:
+            report.limit = km.limit_exceeded
+        if self._over_output:
+            report.limit = report.limit or f"output limit {size(self.output_limit)}"
+        report.tests = len(self._tests)
+        report.sandbox = km.info() if km is not None else {}
 
 
 def _injected(source, tag):

@@ -14,8 +14,8 @@ runs in the formgrader only, never in a page a student gets. Students who could 
 short page saying so (`failure_page`).
 """
 
+import contextlib
 import html
-import os
 import re
 from pathlib import Path
 
@@ -151,9 +151,7 @@ def generate(config, root, lesson, student, autograded, feedback, db_url):
             }
         )
     )
-    cwd = os.getcwd()
-    os.chdir(root)
-    try:
+    with contextlib.chdir(root):
         coursedir = CourseDirectory(config=config)
         coursedir.assignment_id, coursedir.student_id = lesson, student
         converter = GenerateFeedback(coursedir=coursedir, config=config)
@@ -161,8 +159,6 @@ def generate(config, root, lesson, student, autograded, feedback, db_url):
         converter.force = True
         converter.log.setLevel("ERROR")
         converter.start()
-    finally:
-        os.chdir(cwd)
     return sorted(str(p) for p in (feedback / student / lesson).glob("*.html"))
 
 

@@ -5,8 +5,7 @@ Same as `python -m autograde ...`; see autograde/README.md.
 
 import sys
 
-from autograde.cli import main  # the package is installed with the course (pyproject.toml)
+from autograde.cli import console, main  # the package is installed with the course (pyproject.toml)
 
 if __name__ == "__main__":
-    main()
-    sys.exit(0)
+    sys.exit(console(main))

@@ -13,6 +13,8 @@ import sqlite3
 import tempfile
 from pathlib import Path
 
+from .errors import GradingError
+
 
 def sqlite_path(db_url):
     """The file of a sqlite:/// URL, or None for another database."""
@@ -91,16 +93,10 @@ def add_lesson(course, lesson, log=print):
     with tempfile.TemporaryDirectory(prefix="autograde-release-") as tmp:
         config = Config(course.config)
         config.merge(Config({"CourseDirectory": {"release_directory": tmp, "db_url": course.db_url}}))
-        import os
-
-        cwd = os.getcwd()
-        os.chdir(course.root)
-        try:
+        with contextlib.chdir(course.root):
             result = NbGraderAPI(config=config).generate_assignment(lesson, force=True)
-        finally:
-            os.chdir(cwd)
         if not result["success"]:
-            raise SystemExit(
+            raise GradingError(
                 f"could not add {lesson} to the gradebook:\n{result.get('log', '')}{result.get('error', '')}\n"
                 f"run `make release` (or `python -m course_dev.release {lesson}`) and try again"
             )
@@ -112,7 +108,7 @@ def add_lesson(course, lesson, log=print):
                 (c.cell_type, c.source, c.metadata.get("nbgrader")) for c in fresh.cells
             ] == [(c.cell_type, c.source, c.metadata.get("nbgrader")) for c in committed.cells]
             if not same:
-                raise SystemExit(
+                raise GradingError(
                     f"{committed_path} is not what {course.source / lesson} releases, so the gradebook "
                     f"cannot be built from it. Run `make release` (or `python -m course_dev.release {lesson}`), "
                     f"check that students received that version, then grade again."
@@ -203,56 +199,54 @@ def student_ids(course):
         return {student.id for student in gb.students}
 
 
+def submissions(course, lesson, students):
+    """(student, nbgrader's submission) of each student in `students` who has one in the gradebook."""
+    from nbgrader.api import Gradebook, MissingEntry
+
+    with Gradebook(course.db_url, course.course_id) as gb:
+        for student in students:
+            try:
+                yield student, gb.find_submission(lesson, student)
+            except MissingEntry:
+                continue
+
+
 def read_scores(course, lesson, students):
     """{student: {grade cell: (score or None if waiting for a human, max)}} and a fingerprint per
     student of everything feedback shows (to know when a page must be made again)."""
     import hashlib
 
-    from nbgrader.api import Gradebook, MissingEntry
-
     scores, prints = {}, {}
-    with Gradebook(course.db_url, course.course_id) as gb:
-        for student in students:
-            try:
-                sub = gb.find_submission(lesson, student)
-            except MissingEntry:
-                continue
-            cells, h = {}, hashlib.sha256()
-            for nb in sub.notebooks:
-                for g in nb.grades:
-                    pending = g.needs_manual_grade and g.manual_score is None
-                    cells[g.name] = (None if pending else float(g.score), float(g.max_score))
-                    h.update(repr((g.name, g.auto_score, g.manual_score, g.extra_credit)).encode())
-                for c in nb.comments:
-                    h.update(repr((c.name, c.auto_comment, c.manual_comment)).encode())
-            scores[student] = cells
-            prints[student] = h.hexdigest()
+    for student, sub in submissions(course, lesson, students):
+        cells, h = {}, hashlib.sha256()
+        for nb in sub.notebooks:
+            for g in nb.grades:
+                pending = g.needs_manual_grade and g.manual_score is None
+                cells[g.name] = (None if pending else float(g.score), float(g.max_score))
+                h.update(repr((g.name, g.auto_score, g.manual_score, g.extra_credit)).encode())
+            for c in nb.comments:
+                h.update(repr((c.name, c.auto_comment, c.manual_comment)).encode())
+        scores[student] = cells
+        prints[student] = h.hexdigest()
     return scores, prints
 
 
 def read_manual(course, lesson, students):
     """Hand-given points and comments already in the gradebook: {student: {notebook: {...}}}."""
-    from nbgrader.api import Gradebook, MissingEntry
-
     out = {}
-    with Gradebook(course.db_url, course.course_id) as gb:
-        for student in students:
-            try:
-                sub = gb.find_submission(lesson, student)
-            except MissingEntry:
-                continue
-            nbs = {}
-            for nb in sub.notebooks:
-                grades = {
-                    g.name: [g.manual_score, g.extra_credit]
-                    for g in nb.grades
-                    if g.manual_score is not None or g.extra_credit is not None
-                }
-                comments = {c.name: c.manual_comment for c in nb.comments if c.manual_comment}
-                if grades or comments:
-                    nbs[nb.name] = {"grades": grades, "comments": comments}
-            if nbs:
-                out[student] = nbs
+    for student, sub in submissions(course, lesson, students):
+        nbs = {}
+        for nb in sub.notebooks:
+            grades = {
+                g.name: [g.manual_score, g.extra_credit]
+                for g in nb.grades
+                if g.manual_score is not None or g.extra_credit is not None
+            }
+            comments = {c.name: c.manual_comment for c in nb.comments if c.manual_comment}
+            if grades or comments:
+                nbs[nb.name] = {"grades": grades, "comments": comments}
+        if nbs:
+            out[student] = nbs
     return out
 
 

@@ -119,12 +119,13 @@ def reached(sources, imports):
     return sorted(modules), sorted(attributes)
 
 
-def payload(tests, imports, packages=("numpy", "torch", "attention_course", "math"), helpers=("attention_course",)):
+def payload(tests, imports, packages=WATCHED, helpers=("attention_course",), hidden=None):
     """What the setup cell reads: the guard's code, {nonce: test}, the lesson's imports the tests use
     and the modules they reach."""
     return json.dumps(
         {
             "guard": KERNEL_SOURCE.read_text(),
+            "hidden": hidden or hidden_delimiters(),
             "tests": tests,
             "imports": [list(i) for i in imports],
             **dict(zip(("modules", "attributes"), reached([t["source"] for t in tests.values()], imports))),
@@ -132,6 +133,15 @@ def payload(tests, imports, packages=("numpy", "torch", "attention_course", "mat
             "helpers": list(helpers),
         }
     )
+
+
+def hidden_delimiters(config=None):
+    """(begin, end): what marks the hidden part of a test cell, as nbgrader's ClearHiddenTests reads it (with the
+    course's configuration, if given): the guard keeps that part's names from the notebook."""
+    from nbgrader.preprocessors import ClearHiddenTests
+
+    stock = ClearHiddenTests(config=config) if config is not None else ClearHiddenTests()
+    return [stock.begin_test_delimeter, stock.end_test_delimeter]
 
 
 @dataclass

@@ -39,7 +39,7 @@ TEST_MARKER = "# autograde test "
 CHECK_MARKER = "# autograde check "
 GUARD_FILE = "<autograde guard>"
 TEST_FILE = "<autograde test "
-HIDDEN_BEGIN, HIDDEN_END = "### BEGIN HIDDEN TESTS", "### END HIDDEN TESTS"
+HIDDEN = ("BEGIN HIDDEN TESTS", "END HIDDEN TESTS")  # nbgrader's; the grader sends the course's (guard.payload)
 
 # Standard-library modules that act for their caller (they return frames, or call what they are given):
 # an event they raise counts as their caller's. Not here: modules that read a frame for themselves
@@ -609,8 +609,10 @@ def _targets(stmt):
     return []
 
 
-def split_test(source):
-    """(code to exec, expression to evaluate or None, names bound at the top level of the visible part)."""
+def split_test(source, hidden=HIDDEN):
+    """(code to exec, expression to evaluate or None, names bound at the top level of the visible part). The
+    hidden part is what nbgrader's ClearHiddenTests removes: the lines from one holding `hidden[0]` to one
+    holding `hidden[1]`."""
     try:
         tree = ast.parse(source)
     except SyntaxError:  # IPython syntax (magics): as IPython would run it
@@ -619,18 +621,18 @@ def split_test(source):
         source = TransformerManager().transform_cell(source)
         tree = ast.parse(source)
     lines = source.splitlines()
-    hidden = set()
-    inside = False
+    begin, end = hidden
+    hidden_lines, inside = set(), False
     for number, line in enumerate(lines, 1):
-        if HIDDEN_BEGIN in line:
+        if begin in line:
             inside = True
         if inside:
-            hidden.add(number)
-        if HIDDEN_END in line:
+            hidden_lines.add(number)
+        if end in line:
             inside = False
     visible = set()
     for node in tree.body:
-        if node.lineno in hidden:
+        if node.lineno in hidden_lines:
             continue
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             visible.add(node.name)
@@ -674,6 +676,7 @@ class Guard:
     def __init__(self, payload, shell, channel, state, trust):
         self.tests = dict(payload.get("tests", {}))
         self.imports = [tuple(i) for i in payload.get("imports", [])]
+        self.hidden = tuple(payload.get("hidden", HIDDEN))
         self.shell, self.channel, self.state, self.trust = shell, channel, state, trust
         self.user_ns = shell.user_ns
         self.get_ipython = self.user_ns.get("get_ipython")
@@ -863,7 +866,7 @@ class Guard:
         record["restored"] = [c.what for c in before]
         name = f"{TEST_FILE}{test.get('grade_id', nonce)}>"
         try:
-            tree, value_expr, visible = split_test(test["source"])
+            tree, value_expr, visible = split_test(test["source"], self.hidden)
             code = compile(tree, name, "exec", dont_inherit=True)
             expression = compile(value_expr, name, "eval", dont_inherit=True) if value_expr is not None else None
         except (SyntaxError, ValueError) as err:

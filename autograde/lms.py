@@ -4,12 +4,8 @@
     python -m autograde.lms canvas roster.csv canvas_grades.csv [--db-url URL] [--root COURSE]
     python -m autograde.lms moodle roster.csv moodle_grades.csv
 
-The course has one roster format, the same file for `--roster` of the grading command and for this export
-(autograde/roster-example.csv), one row per student:
-    student_id,name,email,lms_id,sis_user_id,sis_login_id,section
-`student_id` is the nbgrader/JupyterHub id (the header `id` is read as `student_id`, as older rosters had it);
-`name` is the name your LMS shows and puts in download file names; `lms_id` is Canvas's numeric user ID; the
-SIS columns and `section` are copied as they are. Only `student_id` is required; leave unused columns empty.
+The roster is the course's one roster, the same file as the grading command's `--roster` (roster.py,
+autograde/roster-example.csv): student_id,name,email,lms_id,sis_user_id,sis_login_id,section.
 Points are autograded plus hand-given points of each lesson's latest graded submission; a lesson a student
 did not submit counts 0 and is reported.
 """
@@ -17,14 +13,13 @@ did not submit counts 0 and is reported.
 import argparse
 import csv
 import sys
-from pathlib import Path
 
 from nbgrader.api import Gradebook, MissingEntry
 
-from .cli import default_root
+from . import roster
+from .cli import console
+from .course import Course, default_root
 from .report import safe_cell
-
-ROOT = Path(__file__).resolve().parents[1]
 
 # Canvas: the first five columns of its gradebook export/import, then one column per assignment (the
 # lesson id); the second row gives each assignment's points possible (the identity columns are left empty there).
@@ -34,23 +29,6 @@ CANVAS_TOTAL = "Final Score"  # a read-only column: Canvas shows it and ignores 
 # then one column per grade item, named like Moodle's export ("<item> (Real)").
 MOODLE_ID_COLUMNS = ["First name", "Last name", "ID number", "Email address"]
 MOODLE_TOTAL = "Course total (Real)"
-
-
-ID_ALIASES = ("student_id", "id", "username")  # the first is the course's; the others older rosters' headers
-
-
-def read_roster(path):
-    """The roster's rows as dictionaries with lower-case keys, `student_id` filled from an alias if needed."""
-    with open(path, newline="", encoding="utf-8-sig") as handle:
-        rows = [{k.strip().lower(): (v or "").strip() for k, v in row.items() if k} for row in csv.DictReader(handle)]
-    if not rows or not any(alias in rows[0] for alias in ID_ALIASES):
-        raise SystemExit(
-            f"{path}: a roster needs a header with at least student_id, e.g.\n"
-            "student_id,name,email,lms_id,sis_user_id,sis_login_id,section (see autograde/roster-example.csv)"
-        )
-    for row in rows:
-        row["student_id"] = next((row[a] for a in ID_ALIASES if row.get(a)), "")
-    return [row for row in rows if row["student_id"]]
 
 
 def lesson_points(db_url, lessons=None):
@@ -72,10 +50,10 @@ def _score(points, student, lesson):
     return round(points.get((student, lesson), 0.0), 2)
 
 
-def canvas_rows(roster, maximum, points):
+def canvas_rows(people, maximum, points):
     header = CANVAS_ID_COLUMNS + list(maximum) + [CANVAS_TOTAL]
     rows = [header, ["Points Possible", "", "", "", ""] + [f"{m:g}" for m in maximum.values()] + [""]]
-    for person in roster:
+    for person in people:
         scores = [_score(points, person["student_id"], n) for n in maximum]
         rows.append(
             [
@@ -91,10 +69,10 @@ def canvas_rows(roster, maximum, points):
     return rows
 
 
-def moodle_rows(roster, maximum, points):
+def moodle_rows(people, maximum, points):
     header = MOODLE_ID_COLUMNS + [f"{n} (Real)" for n in maximum] + [MOODLE_TOTAL]
     rows = [header]
-    for person in roster:
+    for person in people:
         first, _, last = person.get("name", "").partition(" ")
         scores = [_score(points, person["student_id"], n) for n in maximum]
         rows.append(
@@ -107,12 +85,12 @@ def moodle_rows(roster, maximum, points):
 
 def export(kind, roster_path, out_path, db_url):
     """Write the CSV; return the students of the roster with no submission of some lesson."""
-    roster = read_roster(roster_path)
+    people = roster.read(roster_path)
     maximum, points = lesson_points(db_url)
-    rows = (canvas_rows if kind == "canvas" else moodle_rows)(roster, maximum, points)
+    rows = (canvas_rows if kind == "canvas" else moodle_rows)(people, maximum, points)
     with open(out_path, "w", newline="", encoding="utf-8") as handle:
         csv.writer(handle).writerows([safe_cell(cell) for cell in row] for row in rows)
-    return sorted({p["student_id"] for p in roster for n in maximum if (p["student_id"], n) not in points})
+    return sorted({p["student_id"] for p in people for n in maximum if (p["student_id"], n) not in points})
 
 
 def main(argv=None):
@@ -125,7 +103,7 @@ def main(argv=None):
         "--root", default=str(default_root()), help="course root (default: the current folder if it is a course)"
     )
     args = parser.parse_args(argv)
-    db_url = args.db_url or course_db_url(args.root)
+    db_url = args.db_url or Course(args.root).db_url
     missing = export(args.kind, args.roster, args.out, db_url)
     print(
         f"wrote {args.out} ({args.kind})"
@@ -133,11 +111,5 @@ def main(argv=None):
     )
 
 
-def course_db_url(root=ROOT):
-    from .course import Course
-
-    return Course(root).db_url
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(console(main))

@@ -1,6 +1,6 @@
 """Step 4d, the pool (in the grading command): long-lived `python -m autograde.worker` processes,
-fed one job at a time; a worker past the wall-clock cap is killed (its sandboxes die with it) and
-replaced."""
+fed one job at a time (messages.GradeJob, FeedbackJob; a messages.Result back); a worker past the
+wall-clock cap is killed (its sandboxes die with it) and replaced."""
 
 import json
 import os
@@ -12,6 +12,7 @@ import threading
 import time
 
 from .course import PACKAGE, nbgrader_env
+from .messages import Result
 
 
 class Worker:
@@ -52,14 +53,14 @@ class Worker:
                 return None
             self.ready = True
         try:
-            self.proc.stdin.write((json.dumps(job) + "\n").encode())
+            self.proc.stdin.write(job.line().encode())
             self.proc.stdin.flush()
         except OSError:
             return None
         line = self._get(deadline)
         try:
-            return json.loads(line) if line else None
-        except ValueError:
+            return Result.read(line) if line else None
+        except (ValueError, TypeError):  # not a Result: the worker is broken
             self.kill()
             return None
 
@@ -135,61 +136,64 @@ class Pool:
 SKIPPED = "not graded: the batch was stopped"
 
 
+class _Feed:
+    """One run of jobs on the pool: each thread feeds one worker, job after job, and puts (job, Result) in `done`."""
+
+    def __init__(self, jobs, pool, cap, log_dir, stop):
+        self.pool, self.cap, self.log_dir, self.stop = pool, cap, log_dir, stop
+        self.todo, self.done = queue.Queue(), queue.Queue()
+        for job in jobs:
+            self.todo.put(job)
+
+    def next_job(self):
+        try:
+            return self.todo.get_nowait()
+        except queue.Empty:
+            return None
+
+    def serve(self, index):
+        try:
+            self.work(index)
+        except BaseException as err:  # never leave the batch waiting for a dead thread
+            while (job := self.next_job()) is not None:
+                self.done.put((job, Result(job.student, reason=f"grading crashed: {err}")))
+            raise
+
+    def work(self, index):
+        worker = self.pool.take(index, self.log_dir)
+        try:
+            while (job := self.next_job()) is not None:
+                if self.stop.is_set():
+                    self.done.put((job, Result(job.student, reason=SKIPPED)))
+                    continue
+                start = time.monotonic()
+                result = worker.ask(job, self.cap)
+                if result is None:
+                    seconds = time.monotonic() - start
+                    reason = f"timed out after {self.cap:g} s" if seconds >= self.cap - 1 else "the grading worker died"
+                    result = Result(job.student, reason=reason, seconds=round(seconds, 1))
+                    worker.kill()
+                    worker = Worker(index, self.log_dir)
+                self.done.put((job, result))
+        finally:
+            self.pool.give_back(worker)
+
+
 def run_jobs(jobs, workers, cap, log_dir, on_result, progress, pool=None, stop=None):
     """Grade `jobs` on `workers` long-lived workers; on_result(job, result) runs in this thread. The
     workers go back to `pool` (the caller closes it), or are closed if no pool was given. Once `stop`
     (a threading.Event) is set, no new job starts: the rest get the result `SKIPPED`."""
-    stop = stop or threading.Event()
     own = pool is None
     pool = pool or Pool(0, log_dir)
-    todo = queue.Queue()
-    for job in jobs:
-        todo.put(job)
-    done = queue.Queue()
-
-    def serve(index):
-        try:
-            work(index)
-        except BaseException as err:  # never leave the batch waiting for a dead thread
-            while True:
-                try:
-                    job = todo.get_nowait()
-                except queue.Empty:
-                    break
-                done.put((job, {"student": job["student"], "ok": False, "reason": f"grading crashed: {err}"}))
-            raise
-
-    def work(index):
-        worker = pool.take(index, log_dir)
-        try:
-            while True:
-                try:
-                    job = todo.get_nowait()
-                except queue.Empty:
-                    return
-                if stop.is_set():
-                    done.put((job, {"student": job["student"], "ok": False, "reason": SKIPPED, "seconds": 0}))
-                    continue
-                start = time.monotonic()
-                result = worker.ask(job, cap)
-                if result is None:
-                    seconds = time.monotonic() - start
-                    reason = f"timed out after {cap:g} s" if seconds >= cap - 1 else "the grading worker died"
-                    result = {"student": job["student"], "ok": False, "reason": reason, "seconds": round(seconds, 1)}
-                    worker.kill()
-                    worker = Worker(index, log_dir)
-                done.put((job, result))
-        finally:
-            pool.give_back(worker)
-
+    feed = _Feed(jobs, pool, cap, log_dir, stop or threading.Event())
     count = max(1, min(workers, len(jobs)))
     if pool.thread == threading.get_ident():
         pool.fill(count, log_dir)
-    threads = [threading.Thread(target=serve, args=(i,), daemon=True) for i in range(count)]
+    threads = [threading.Thread(target=feed.serve, args=(i,), daemon=True) for i in range(count)]
     for t in threads:
         t.start()
     for n in range(len(jobs)):
-        job, result = done.get()
+        job, result = feed.done.get()
         on_result(job, result)
         progress(n + 1, len(jobs), job, result)
     for t in threads:

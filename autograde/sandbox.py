@@ -24,6 +24,7 @@ from jupyter_client.manager import AsyncKernelManager
 from traitlets import Dict, Int, Unicode
 
 from . import containment
+from .errors import GradingError
 
 GiB, MiB = 1024**3, 1024**2
 HOME = "/home/student"  # the kernel's home and working directory inside the sandbox
@@ -75,6 +76,27 @@ def parse_size(text):
     t = str(text).strip().upper().replace("IB", "").replace("B", "").replace(" ", "")
     factor = {"K": 1024, "M": MiB, "G": GiB}.get(t[-1:], 1)
     return int(float(t[:-1] if t[-1:] in "KMG" else t) * factor)
+
+
+def isolation(limits, no_sandbox=False):
+    """(what summary.txt says of the isolation, 'bwrap' or 'none'); GradingError where no sandbox can run and
+    `no_sandbox` was not asked for."""
+    if no_sandbox:
+        return "none: --no-sandbox was given, student code ran with the grader's permissions", "none"
+    why = probe()
+    if why:
+        raise GradingError(
+            f"Refusing to grade: no sandbox for student code ({why}).\n"
+            "Install bubblewrap (Debian/Ubuntu: sudo apt-get install bubblewrap), or, knowing that "
+            "student code will then run with your permissions, pass --no-sandbox."
+        )
+    who = "a throw-away uid per worker" if os.geteuid() == 0 else "your uid in a user namespace"
+    lim = ", ".join(f"{k} {v}" for k, v in limits.describe().items())
+    home = "an in-memory home" if sized_tmpfs() else "a private scratch folder (its size measured)"
+    return (
+        f"bubblewrap sandbox per notebook (no network, own pid namespace, read-only Python, {home}, {who}); "
+        f"limits: {lim}; memory and processes per notebook: {containment.detect().name}"
+    ), "bwrap"
 
 
 def bwrap_path():
@@ -214,19 +236,28 @@ def command(
     """The bwrap command line that runs `kernel_cmd` in the sandbox. `fds`: {environment variable:
     file descriptor} passed to the kernel. With `home_in_memory`, the home is a tmpfs of `limits.disk`
     bytes that starts as a copy of `scratch`; otherwise `scratch` itself is the home."""
-    exe = bwrap_path()
-    cmd = [
-        exe,
-        "--unshare-net",
-        "--unshare-pid",
-        "--unshare-ipc",
-        "--unshare-uts",
-        "--die-with-parent",
-        "--hostname",
-        "sandbox",
-    ]
-    if os.geteuid() == 0 and uid is None:
-        cmd += ["--cap-drop", "ALL"]
+    binds = [*python_binds(kernel_cmd[0]), *helper_binds(kernel_cmd[0]), *extra_ro]
+    cmd = _namespaces(uid) + _system(limits) + _folders(binds, ipc_dir) + _home(scratch, limits, home_in_memory)
+    for key, value in _environment(kernel_cmd[0], ipc_dir, fds).items():
+        cmd += ["--setenv", key, value]
+    cmd += ["--", *_process_limits(limits, uid, rlimit_memory), "--", *_as_user(uid)]
+    if home_in_memory:  # the home starts as a copy of the prepared folder (data files, font cache)
+        cmd += ["/bin/sh", "-c", f'cp -R {SEED}/. "$HOME"/ && exec "$0" "$@"']
+    return cmd + list(kernel_cmd)
+
+
+def _namespaces(uid):
+    """No network, no other process, no shared IPC, a host name of its own; it dies with the worker. As root
+    with no uid to change to, no capability either."""
+    cmd = [bwrap_path(), "--unshare-net", "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--die-with-parent"]
+    cmd += ["--hostname", "sandbox"]
+    return cmd + (["--cap-drop", "ALL"] if os.geteuid() == 0 and uid is None else [])
+
+
+def _system(limits):
+    """/usr and a few system files read-only; /proc, /dev and a private /tmp first, so that a course or venv that
+    lives under /tmp is bound on top of it."""
+    cmd = []
     for path in system_binds():
         cmd += ["--ro-bind", path, path]
     for link, target in (("/lib", "usr/lib"), ("/lib64", "usr/lib64"), ("/bin", "usr/bin"), ("/sbin", "usr/sbin")):
@@ -234,26 +265,37 @@ def command(
             cmd += ["--symlink", target, link]
         elif os.path.isdir(link):
             cmd += ["--ro-bind", link, link]
-    # /proc, /dev and the private /tmp first: a course or venv that lives under /tmp is bound on top of it
-    cmd += ["--proc", "/proc", "--dev", "/dev", "--perms", "01777", "--size", str(limits.tmp), "--tmpfs", "/tmp"]
-    binds = [*python_binds(kernel_cmd[0]), *helper_binds(kernel_cmd[0]), *extra_ro]
-    made = {"/tmp"}
-    for path in [*binds, str(ipc_dir), HOME, SEED]:  # parents readable by the kernel's uid, whatever the umask
+    return cmd + ["--proc", "/proc", "--dev", "/dev", "--perms", "01777", "--size", str(limits.tmp), "--tmpfs", "/tmp"]
+
+
+def _folders(binds, ipc_dir):
+    """The Python environment and the helper package read-only, the kernel's sockets read-write; every folder
+    above them readable by the kernel's uid, whatever the umask."""
+    cmd, made = [], {"/tmp"}
+    for path in [*binds, str(ipc_dir), HOME, SEED]:
         for parent in reversed(Path(path).parents):
             if str(parent) != "/" and str(parent) not in made and not str(parent).startswith(("/usr", "/proc")):
                 made.add(str(parent))
                 cmd += ["--perms", "0755", "--dir", str(parent)]
     for path in binds:
         cmd += ["--ro-bind", path, path]
-    cmd += ["--bind", str(ipc_dir), str(ipc_dir)]
-    if home_in_memory:
-        cmd += ["--perms", "01777", "--size", str(limits.disk), "--tmpfs", HOME, "--ro-bind", str(scratch), SEED]
+    return cmd + ["--bind", str(ipc_dir), str(ipc_dir)]
+
+
+def _home(scratch, limits, in_memory):
+    """The kernel's home and working folder: in memory (limits.disk bytes) starting as a copy of `scratch`, or
+    `scratch` itself; and an environment of nothing but what _environment sets."""
+    if in_memory:
+        home = ["--perms", "01777", "--size", str(limits.disk), "--tmpfs", HOME, "--ro-bind", str(scratch), SEED]
     else:
-        cmd += ["--bind", str(scratch), HOME]
-    cmd += ["--chdir", HOME, "--clearenv"]
+        home = ["--bind", str(scratch), HOME]
+    return home + ["--chdir", HOME, "--clearenv"]
+
+
+def _environment(python, ipc_dir, fds):
     env = {
         "HOME": HOME,
-        "PATH": f"{os.path.dirname(kernel_cmd[0])}:/usr/bin:/bin",
+        "PATH": f"{os.path.dirname(python)}:/usr/bin:/bin",
         "LANG": "C.UTF-8",
         "MPLCONFIGDIR": f"{HOME}/.config/matplotlib",
         "IPYTHONDIR": f"{HOME}/.ipython",
@@ -268,37 +310,37 @@ def command(
         "TMPDIR": "/tmp",
         "USER": "student",
     }
-    for key, fd in (fds or {}).items():
-        env[key] = str(fd)
-    for key, value in env.items():
-        cmd += ["--setenv", key, value]
+    return env | {key: str(fd) for key, fd in (fds or {}).items()}
+
+
+def _process_limits(limits, uid, rlimit_memory):
+    """prlimit's per-process limits (memory only without a cgroup: then each process at least is bounded)."""
     real_uid = uid if uid is not None else os.getuid()
     nproc = limits.processes + (64 if uid is not None else user_processes(real_uid) + 64)
-    cmd += ["--", "/usr/bin/prlimit"]
-    if rlimit_memory:  # without a cgroup, each process at least is bounded
-        cmd.append(f"--data={limits.memory}")
-    cmd += [
+    cmd = ["/usr/bin/prlimit"] + ([f"--data={limits.memory}"] if rlimit_memory else [])
+    return cmd + [
         f"--cpu={limits.cpu}:{limits.cpu + 10}",
         f"--nproc={nproc}",
         f"--fsize={limits.file_size}",
         f"--nofile={limits.open_files}",
         "--core=0",
+    ]
+
+
+def _as_user(uid):
+    """As root: the kernel's own uid, no group, no capability, no way to gain privileges."""
+    if uid is None:
+        return []
+    return [
+        "/usr/bin/setpriv",
+        f"--reuid={uid}",
+        f"--regid={uid}",
+        "--clear-groups",
+        "--inh-caps=-all",
+        "--bounding-set=-all",
+        "--no-new-privs",
         "--",
     ]
-    if uid is not None:
-        cmd += [
-            "/usr/bin/setpriv",
-            f"--reuid={uid}",
-            f"--regid={uid}",
-            "--clear-groups",
-            "--inh-caps=-all",
-            "--bounding-set=-all",
-            "--no-new-privs",
-            "--",
-        ]
-    if home_in_memory:  # the home starts as a copy of the prepared folder (data files, font cache)
-        cmd += ["/bin/sh", "-c", f'cp -R {SEED}/. "$HOME"/ && exec "$0" "$@"']
-    return cmd + list(kernel_cmd)
 
 
 _SIZED_TMPFS = {}
@@ -338,9 +380,10 @@ def folder_bytes(folder):
     return total
 
 
-def _die_with_parent():
-    """In the child before exec: SIGKILL when the grading worker dies (bwrap's own --die-with-parent
-    only covers the sandboxed command, so an orphaned bwrap would keep its kernel alive)."""
+def die_with_parent():
+    """Linux: this process gets SIGKILL when its parent dies, even by kill -9 (PR_SET_PDEATHSIG). A grading
+    worker calls it (it dies with the grading command), and each sandbox before exec (bwrap's own
+    --die-with-parent only covers the sandboxed command, so an orphaned bwrap would keep its kernel alive)."""
     try:
         import ctypes
         import signal
@@ -515,7 +558,7 @@ class SandboxKernelManager(AsyncKernelManager):
         self.counted = box is not None and not isinstance(box, containment.MeasuredBox)
 
         def preexec():
-            _die_with_parent()
+            die_with_parent()
             if box is not None:
                 box.join()
 

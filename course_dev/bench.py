@@ -47,7 +47,9 @@ from pathlib import Path
 
 import nbformat
 
-from course_dev import nbclient_fix, widget_driver
+from autograde import nbclient_fix
+from autograde.cells import grade_id, is_solution, with_answers
+from course_dev import widget_driver
 from course_dev.course import copy_course
 from course_dev.env import use_this_python
 from course_dev.kernel import LiveKernel, stdout
@@ -252,22 +254,15 @@ def synthetic_submissions(course, lesson, count):
     k mod (n + 1) of the n answer cells from the solution (all answers, free text included, when k = n),
     so the batch mixes blank, partial and full notebooks. Returns {student: notebook}."""
     solution = nbformat.read(str(solution_path(lesson, course)), as_version=4)
-    released = course / "notebooks" / lesson / f"{lesson}.ipynb"
-    meta = [(c.metadata.get("nbgrader", {}), c) for c in solution.cells]
-    code_ids = [m["grade_id"] for m, c in meta if m.get("solution") and c.cell_type == "code"]
-    all_ids = [m["grade_id"] for m, c in meta if m.get("solution")]
-    answers = {m["grade_id"]: c.source for m, c in meta if m.get("grade_id")}
+    released = nbformat.read(str(course / "notebooks" / lesson / f"{lesson}.ipynb"), as_version=4)
+    code_ids = [grade_id(c) for c in solution.cells if is_solution(c) and c.cell_type == "code"]
+    all_ids = [grade_id(c) for c in solution.cells if is_solution(c)]
     made = {}
     for k in range(count):
         answered = set(code_ids[: k % (len(code_ids) + 1)])
-        if len(answered) == len(code_ids):
-            answered = set(all_ids)
-        nb = nbformat.read(str(released), as_version=4)
-        for cell in nb.cells:
-            gid = cell.metadata.get("nbgrader", {}).get("grade_id")
-            if gid in answered:
-                cell.source = answers[gid]
-        made[f"s{k + 1:03d}"] = nb
+        made[f"s{k + 1:03d}"] = with_answers(
+            released, solution, set(all_ids) if answered == set(code_ids) else answered
+        )
     return made
 
 

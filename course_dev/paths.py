@@ -4,7 +4,8 @@ import tomllib
 from functools import cache
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+from autograde.course import HOME as ROOT  # the course root, decided in one place
+
 LESSON_FILE = "lesson.toml"  # per-lesson facts beside the solution notebook (never released to students)
 DEFAULTS = {"budget_s": 15.0, "capstone": False, "extension": False}
 

@@ -9,13 +9,13 @@ in the gradebook, and fails loudly if nbgrader reports an error (its command lin
 """
 
 import argparse
-import os
+import contextlib
 import sys
 from pathlib import Path
 
 from nbgrader.apps import NbGraderAPI
-from traitlets.config.loader import PyFileConfigLoader
 
+from autograde.course import load_config
 from course_dev import lesson_text
 from course_dev.env import use_this_python
 from course_dev.paths import ROOT, lessons, source_path
@@ -35,11 +35,9 @@ def release(root=ROOT, names=None):
                 lesson_text.build(name, root)
             except lesson_text.EditedNotebook as problem:
                 raise ReleaseError(str(problem)) from None
-    config = PyFileConfigLoader("nbgrader_config.py", path=str(root)).load_config()
+    config = load_config(root)
     (root / "grading").mkdir(exist_ok=True)  # the gradebook's folder (nbgrader_config.py)
-    cwd = os.getcwd()
-    os.chdir(root)
-    try:
+    with contextlib.chdir(root):
         api = NbGraderAPI(config=config)
         for name in names:
             result = api.generate_assignment(name, force=True)
@@ -47,8 +45,6 @@ def release(root=ROOT, names=None):
                 details = result.get("log", "") + (result.get("error") or "")
                 raise ReleaseError(f"nbgrader generate_assignment {name} failed:\n{details}")
             print(f"released {name} -> notebooks/{name}/")
-    finally:
-        os.chdir(cwd)
 
 
 if __name__ == "__main__":

@@ -7,13 +7,14 @@ from types import SimpleNamespace
 from harness import ROOT
 
 from autograde import canary, sandbox
+from autograde.messages import Result
 
 COLUMNS = [("f-tests", 2.0), ("q1-tests", 1.0), ("free", 3.0)]
 
 
 def result(f, q1, flags=(), ok=True, reason=""):
     grades = {"f-tests": {"auto": f}, "q1-tests": {"auto": q1}, "free": {"auto": None}}
-    return {"ok": ok, "reason": reason, "flags": list(flags), "results": {"notebooks": {"L": {"grades": grades}}}}
+    return Result("s", ok=ok, reason=reason, flags=list(flags), results={"notebooks": {"L": {"grades": grades}}})
 
 
 def test_the_canary_passes_when_the_solution_is_full_and_the_blank_zero():

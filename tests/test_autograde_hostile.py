@@ -17,7 +17,8 @@ from harness import ROOT, read
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from autograde import batch, collect, repairs, tamper
+from autograde import collect, repairs, tamper
+from autograde.prepare import Release, prepare
 
 L = "01_why_attention"
 RELEASED = read(ROOT / "notebooks" / L / f"{L}.ipynb")
@@ -99,7 +100,7 @@ def prepared(tmp_path, name, raw):
     src, dest = tmp_path / "src" / name, tmp_path / "dest" / name
     src.mkdir(parents=True)
     (src / f"{L}.ipynb").write_bytes(raw)
-    notes, flags, failure = batch.prepare(src, dest, [L], {L: RELEASED}, PROTECTED, hashlib.sha256())
+    failure = prepare(src, dest, Release(L, [L], {L: RELEASED}, PROTECTED), hashlib.sha256()).failure
     out = dest / f"{L}.ipynb"
     return (out.read_bytes() if out.exists() and not failure else None), failure
 

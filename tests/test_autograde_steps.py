@@ -2,14 +2,16 @@
 the gradebook (one transaction per student, hand-given points kept, snapshot), the sandbox's
 command line and limits, the refusal to grade without a sandbox, and the report's rows."""
 
-import argparse
 import sqlite3
 from types import SimpleNamespace
 
 import pytest
 from nbgrader.api import Gradebook
 
-from autograde import cli, collect, execute, gradebook, report, sandbox
+from autograde import collect, execute, gradebook, report, sandbox
+from autograde.errors import GradingError
+from autograde.roster import names as names_in
+from autograde.roster import read as read_roster
 
 # --- collect ------------------------------------------------------------------------------------
 
@@ -72,7 +74,7 @@ def test_resubmission_the_latest_attempt_wins(tmp_path):
 def test_roster_maps_lms_names(tmp_path):
     roster_file = tmp_path / "roster.csv"
     roster_file.write_text("name,id\nJosé García,jgarcia\nAda Lovelace,ada\n")
-    roster = collect.read_roster(roster_file)
+    roster = names_in(read_roster(roster_file))
     assert collect.student_of("Jose Garcia", roster) == ("jgarcia", None)
     assert collect.student_of("ada", roster) == ("ada", None)
     sid, flag = collect.student_of("mallory", roster)
@@ -224,11 +226,10 @@ def test_sizes_and_limit_statuses():
 
 
 def test_grading_refuses_without_a_sandbox_unless_told(monkeypatch):
-    args = argparse.Namespace(no_sandbox=False)
     monkeypatch.setattr(sandbox, "probe", lambda: "bubblewrap (bwrap) is not installed")
-    with pytest.raises(SystemExit, match="--no-sandbox"):
-        cli.isolation_of(args, sandbox.Limits())
-    text, kind = cli.isolation_of(argparse.Namespace(no_sandbox=True), sandbox.Limits())
+    with pytest.raises(GradingError, match="--no-sandbox"):
+        sandbox.isolation(sandbox.Limits())
+    text, kind = sandbox.isolation(sandbox.Limits(), no_sandbox=True)
     assert kind == "none" and "--no-sandbox" in text
 
 

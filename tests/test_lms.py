@@ -6,7 +6,9 @@ import csv
 import pytest
 from nbgrader.api import Gradebook
 
-from autograde import lms
+from autograde import lms, roster
+from autograde.course import HOME
+from autograde.errors import GradingError
 
 pytestmark = pytest.mark.xdist_group("lms")
 
@@ -71,24 +73,25 @@ def test_moodle_grade_import_csv(gradebook, tmp_path):
 def test_a_roster_without_ids_is_refused(tmp_path):
     bad = tmp_path / "roster.csv"
     bad.write_text("name,email\nAda,ada@example.org\n")
-    with pytest.raises(SystemExit, match="student_id"):
-        lms.read_roster(bad)
+    with pytest.raises(GradingError, match="student_id"):
+        roster.read(bad)
+    bad.write_text("student_id,name\nada lovelace,Ada\n")
+    with pytest.raises(GradingError, match="not a valid student id"):
+        roster.read(bad)
 
 
 def test_one_roster_for_grading_and_export(gradebook, tmp_path):
     """The documented example roster maps LMS names for the grading command and feeds the export; the older
-    header `id` is read as `student_id`."""
-    from autograde.collect import read_roster as grading_roster
-
+    headers `id` and `full_name` are read as `student_id` and `name`."""
     url, _ = gradebook
-    example = lms.ROOT / "autograde" / "roster-example.csv"
-    assert grading_roster(example)["ada lovelace"] == "ada", "the grading command maps LMS names through it"
+    example = HOME / "autograde" / "roster-example.csv"
+    assert roster.names(roster.read(example))["ada lovelace"] == "ada", "the grading command maps LMS names through it"
     lms.export("canvas", example, tmp_path / "canvas.csv", url)
     rows = read(tmp_path / "canvas.csv")
     assert [r[0] for r in rows[2:]] == ["Ada Lovelace", "Alan Turing", "Grace Hopper"]
     old = tmp_path / "old.csv"
-    old.write_text("name,id\nAda Lovelace,ada\n")
-    assert [p["student_id"] for p in lms.read_roster(old)] == ["ada"]
+    old.write_text("full_name,id\nAda Lovelace,ada\n")
+    assert [(p["student_id"], p["name"]) for p in roster.read(old)] == [("ada", "Ada Lovelace")]
     assert lms.export("moodle", old, tmp_path / "moodle.csv", url) == []
     assert read(tmp_path / "moodle.csv")[1][:3] == ["Ada", "Lovelace", "ada"]
 
@@ -103,7 +106,7 @@ def test_make_lms_writes_the_export(gradebook, tmp_path):
     env = dict(os.environ, ATTENTION_COURSE_DB=url)
     done = subprocess.run(
         ["make", "-s", "lms", "LMS=canvas", f"ROSTER={roster}", f"OUT={out}"],
-        cwd=lms.ROOT,
+        cwd=HOME,
         env=env,
         capture_output=True,
         text=True,

@@ -4,7 +4,7 @@ Seen here: under CPU load, about one run in five of a notebook with an explorer 
 per-cell timeout in `shell_channel.get_msg(timeout)` although the kernel's reply has arrived; the
 poll only notices it when the timeout expires. Polling in short slices re-checks the socket, so a
 missed wake-up costs at most one slice. `apply()` patches jupyter_client in this process only; call it
-where notebooks are executed (the tests' harness, the benchmark, the grading workers), never on import.
+where notebooks are executed (the grading workers, the tests' harness, the benchmark), never on import.
 """
 
 import time

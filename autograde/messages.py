@@ -1,0 +1,105 @@
+"""What the grading command and its workers say to each other, one JSON line each way (pool.py writes a job to a
+worker's stdin, worker.py answers with a `Result` on its stdout). Each message is a dataclass with one way to
+write it (`line`) and one way to read it (`read_job`, `Result.read`): a field that is misspelt or missing fails
+where the message is read, with the field's name, and never becomes a silent default in another process."""
+
+import json
+from dataclasses import asdict, dataclass, field, fields
+from pathlib import Path
+
+
+class Message:
+    def line(self):
+        """The message as one line of JSON (its kind included, for the reader)."""
+        return json.dumps({"kind": self.KIND, **asdict(self)}, default=str) + "\n"
+
+    @classmethod
+    def from_dict(cls, data):
+        known = {f.name for f in fields(cls)}
+        unknown = sorted(set(data) - known - {"kind"})
+        if unknown:
+            raise ValueError(f"{cls.__name__} has no field {', '.join(unknown)}")
+        return cls(**{k: v for k, v in data.items() if k in known})
+
+
+@dataclass
+class GradeJob(Message):
+    """Grade one student's repaired notebooks: nbgrader's Autograde in the sandbox, then the feedback page,
+    against a private gradebook (a copy of `template`), in the worker's own folder `staging`."""
+
+    KIND = "grade"
+    student: str
+    lesson: str
+    root: str  # the course
+    notebooks: list  # the lesson's notebook names
+    sanitized: str  # nbgrader's submitted folder for this run: <sanitized>/<student>/<lesson>/*.ipynb
+    staging: str  # the worker's folder for this student (autograded/, feedback/, gradebook.db)
+    log: str  # nbgrader's log for this student
+    template: str  # the lesson's gradebook entries (SQLite)
+    release: str  # the released lesson's folder: its data files go into the kernel's home
+    limits: dict  # sandbox.Limits as a dict
+    sandbox: str  # 'bwrap' or 'none'
+    imports: list  # the lesson's imports the tests use (guard.lesson_imports)
+    cell_timeout: int | None = None  # overrides Execute.timeout
+    manual: dict | None = None  # hand-given points and comments already in the gradebook (gradebook.read_manual)
+    canary: bool = False  # the lesson's own answers: scores only, no feedback page
+
+    @property
+    def autograded(self):
+        return Path(self.staging) / "autograded"
+
+    @property
+    def feedback(self):
+        return Path(self.staging) / "feedback"
+
+    @property
+    def db(self):
+        return Path(self.staging) / "gradebook.db"
+
+
+@dataclass
+class FeedbackJob(Message):
+    """Make a student's feedback page again from the real gradebook (after hand grading)."""
+
+    KIND = "feedback"
+    student: str
+    lesson: str
+    root: str
+    db_url: str
+    feedback: str  # the folder the page is made in
+
+
+JOBS = {job.KIND: job for job in (GradeJob, FeedbackJob)}
+
+
+def read_job(line):
+    """A GradeJob or a FeedbackJob from its line."""
+    data = json.loads(line)
+    if data.get("kind") not in JOBS:
+        raise ValueError(f"unknown job kind {data.get('kind')!r}")
+    return JOBS[data["kind"]].from_dict(data)
+
+
+@dataclass
+class Result(Message):
+    """What a worker answers for one job (or what the pool says for a worker that died or ran out of time)."""
+
+    KIND = "result"
+    student: str
+    ok: bool = False
+    reason: str = ""  # why not ok: the status reason in grades.csv
+    limit: str = ""  # the limit the notebook ran into ('memory limit 2 GiB'), or ''
+    flags: list = field(default_factory=list)  # what the integrity guard saw
+    sandbox: dict = field(default_factory=dict)  # the sandbox and limits the kernel ran in
+    results: dict | None = None  # the private gradebook's scores (gradebook.read_results)
+    autograded: str = ""  # the folder of the graded notebooks
+    feedback: list = field(default_factory=list)  # the feedback pages made
+    feedback_error: str = ""
+    feedback_print: str | None = None  # of the scores the pages show (gradebook.read_scores)
+    seconds: float = 0.0
+    phases: dict = field(default_factory=dict)  # seconds per step of the worker
+    trace: str = ""  # the worker's own traceback, when grading crashed
+
+    @classmethod
+    def read(cls, line):
+        return cls.from_dict(json.loads(line))

@@ -1,0 +1,63 @@
+"""The course roster: one file, one format, for the grading command (`--roster`) and the LMS export (lms.py).
+
+    student_id,name,email,lms_id,sis_user_id,sis_login_id,section
+
+One row per student. `student_id` is the nbgrader/JupyterHub id (required); `name` the name the LMS shows and
+puts in download file names; `lms_id` the LMS's own user id (Canvas's numeric user ID; Canvas and Moodle put it
+in download file names); the SIS columns and `section` are copied into Canvas's file as they are. Unused
+columns may be left empty or out. Older rosters' headers are read as the columns they meant (`ALIASES`).
+autograde/roster-example.csv is a complete example.
+"""
+
+import csv
+import re
+import unicodedata
+
+from .errors import GradingError
+
+COLUMNS = ("student_id", "name", "email", "lms_id", "sis_user_id", "sis_login_id", "section")
+ALIASES = {"student_id": ("student_id", "id", "username"), "name": ("name", "lms_name", "full_name")}
+STUDENT_ID = re.compile(r"^[^\W_][\w.@+-]*$")  # letters and digits of any script, then . @ + - too
+
+
+def read(path):
+    """The roster's people: one dict per row with a student id, every column of COLUMNS present ('' if empty)."""
+    with open(path, newline="", encoding="utf-8-sig") as handle:
+        rows = [{k.strip().lower(): (v or "").strip() for k, v in row.items() if k} for row in csv.DictReader(handle)]
+    if not rows or not any(header in rows[0] for header in ALIASES["student_id"]):
+        raise GradingError(
+            f"{path}: a roster needs a header with at least student_id, e.g.\n"
+            f"{','.join(COLUMNS)} (see autograde/roster-example.csv)"
+        )
+    people = []
+    for row in rows:
+        person = {column: row.get(column, "") for column in COLUMNS}
+        for column, headers in ALIASES.items():
+            person[column] = next((row[h] for h in headers if row.get(h)), "")
+        if not person["student_id"]:
+            continue
+        if not STUDENT_ID.match(person["student_id"]):
+            raise GradingError(
+                f"roster {path}: {person['student_id']!r} is not a valid student id (letters, digits, . @ + -)"
+            )
+        people.append(person)
+    return people
+
+
+def names(people):
+    """{name as `fold` writes it, and "lms:<LMS user id>": student id}: whom a download's file name means."""
+    mapping = {}
+    for person in people:
+        if person["name"]:
+            mapping[fold(person["name"])] = person["student_id"]
+        if person["lms_id"]:
+            mapping[f"lms:{person['lms_id']}"] = person["student_id"]
+    return mapping
+
+
+def fold(name):
+    """Case-, accent- and spacing-insensitive form of a name, in any script ('José' and 'jose' match,
+    '王伟' stays '王伟')."""
+    text = unicodedata.normalize("NFKD", name)
+    text = "".join(ch for ch in text if unicodedata.category(ch) != "Mn")
+    return " ".join(text.casefold().replace("_", " ").split())

@@ -1,0 +1,66 @@
+"""The messages between the grading command and its workers (autograde/messages.py): each written by one
+function and read by one, a misspelt or missing field refused where it is read; and the batch's timings."""
+
+import json
+
+import pytest
+
+from autograde.batch import PHASES, Timings
+from autograde.messages import FeedbackJob, GradeJob, Result, read_job
+
+
+def grade_job():
+    return GradeJob(
+        student="ada",
+        lesson="L",
+        root="/course",
+        notebooks=["L"],
+        sanitized="/runs/L/sanitized",
+        staging="/work/students/ada",
+        log="/runs/L/logs/ada.log",
+        template="/work/template.db",
+        release="/course/notebooks/L",
+        limits={"memory": 1, "output": 2},
+        sandbox="bwrap",
+        imports=[["np", "numpy", None]],
+    )
+
+
+def test_every_message_reads_back_as_it_was_written():
+    job = grade_job()
+    assert read_job(job.line()) == job and str(job.db) == "/work/students/ada/gradebook.db"
+    feedback = FeedbackJob("ada", "L", "/course", "sqlite:///g.db", "/work/students/ada/feedback")
+    assert read_job(feedback.line()) == feedback
+    result = Result("ada", ok=True, flags=["at run time: x"], results={"notebooks": {}}, seconds=1.5)
+    assert Result.read(result.line()) == result
+    assert job.line().endswith("\n") and "\n" not in job.line()[:-1], "one line per message"
+
+
+def test_a_misspelt_or_missing_field_fails_where_it_is_read():
+    data = json.loads(grade_job().line())
+    with pytest.raises(ValueError, match="no field studnet"):
+        read_job(json.dumps(dict(data, studnet="ada")))
+    del data["lesson"]
+    with pytest.raises(TypeError, match="lesson"):
+        read_job(json.dumps(data))
+    with pytest.raises(ValueError, match="unknown job kind"):
+        read_job(json.dumps({"kind": "grades", "student": "ada"}))
+
+
+def test_timings_add_up_the_pieces_of_a_phase():
+    timings = Timings()
+    for _ in range(2):
+        with timings.phase("commit"):
+            pass
+    with pytest.raises(RuntimeError), timings.phase("failing"):
+        raise RuntimeError
+    assert set(timings.phases) == {"commit", "failing"} and timings.total() >= sum(timings.phases.values())
+    assert [name for name, _ in PHASES] == [
+        "start",
+        "gradebook set-up and snapshot",
+        "collect",
+        "repair and scan",
+        "grading (workers)",
+        "feedback refresh",
+        "report",
+    ], "the phases' names are timings.json's keys (make bench reads them)"
