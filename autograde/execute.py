@@ -1,9 +1,10 @@
 """Step 4b, the sandboxed run: nbgrader's Execute preprocessor, with the kernel in the sandbox, the
 tests run by the integrity guard (guard.py), an output cap, and a record of which limit was hit.
 
-`SandboxExecute` replaces `Execute` in nbgrader's autograde preprocessors. What it found about a notebook
-(a `RunReport`) goes into that notebook's resources, where nbgrader's preprocessors leave what they find
-(`resources["nbgrader"]`); `SandboxAutograde`, nbgrader's Autograde, hands the reports to the grading worker.
+`SandboxExecute` replaces `Execute` in nbgrader's autograde preprocessors. What it finds about a notebook goes
+into the `RunReport` that `SandboxAutograde` (nbgrader's Autograde) puts in the notebook's resources, where
+nbgrader's preprocessors read and leave what they find (`resources["nbgrader"]`); the grading worker reads the
+reports from the converter. The report is filled whether the run ends or fails.
 """
 
 import json
@@ -26,6 +27,7 @@ REPORT_KEY = "sandbox"  # in resources["nbgrader"]
 class RunReport:
     """What SandboxExecute found about one notebook's run."""
 
+    ran: bool = False  # SandboxExecute ran the notebook
     died: bool = False  # the kernel died
     error: str = ""  # what stopped the run (a dead kernel, an IOPub timeout), or ''
     exit_code: int | None = None  # the kernel's
@@ -34,24 +36,29 @@ class RunReport:
     tests: int = 0  # test cells run by the guard
     sandbox: dict = field(default_factory=dict)  # the sandbox and limits (SandboxKernelManager.info)
 
+    def __deepcopy__(self, memo):
+        return self  # nbconvert runs its preprocessors on a copy of the resources: this report is filled in
+
 
 class SandboxAutograde(Autograde):
-    """nbgrader's Autograde, keeping for each notebook it grades the RunReport SandboxExecute left in the
-    notebook's resources (the pass that sanitizes the notebook first runs no kernel)."""
+    """nbgrader's Autograde that gives each notebook it grades a RunReport in its resources, for SandboxExecute to
+    fill in (the first pass, which sanitizes the notebook, runs no kernel)."""
 
     def __init__(self, **kw):
         super().__init__(**kw)
-        self._graded = []
+        self._reports = []
 
     def init_single_notebook_resources(self, notebook_filename):
         resources = super().init_single_notebook_resources(notebook_filename)
         if not self._sanitizing:
-            self._graded.append(resources["nbgrader"])  # the preprocessors see this same dict
+            self._reports.append(RunReport())
+            resources["nbgrader"][REPORT_KEY] = self._reports[-1]
         return resources
 
     @property
     def reports(self):
-        return [found[REPORT_KEY] for found in self._graded if REPORT_KEY in found]
+        """The RunReport of each notebook SandboxExecute ran, in order."""
+        return [report for report in self._reports if report.ran]
 
 
 # (what the error says, which limit, counted by a cgroup when there is one)
@@ -165,9 +172,8 @@ class SandboxExecute(Execute):
     def preprocess(self, nb, resources=None, km=None):
         self._output_bytes, self._over_output, self._setup_failed, self._km = 0, False, False, None
         self._inject(nb)
-        report = RunReport()
-        if resources is not None:
-            resources.setdefault("nbgrader", {})[REPORT_KEY] = report
+        report = ((resources or {}).get("nbgrader") or {}).get(REPORT_KEY) or RunReport()
+        report.ran = True
         try:
             nb, resources = super().preprocess(nb, resources, km)
         except Exception as err:  # a dead kernel, an IOPub timeout: recorded, then re-raised

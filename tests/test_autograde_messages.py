@@ -64,3 +64,31 @@ def test_timings_add_up_the_pieces_of_a_phase():
         "feedback refresh",
         "report",
     ], "the phases' names are timings.json's keys (make bench reads them)"
+
+
+@pytest.mark.parametrize("fails", [False, True])
+def test_the_sandbox_report_comes_back_through_the_resources_even_when_the_run_fails(fails):
+    """nbconvert runs its preprocessors on a copy of the resources and drops it when one raises: the RunReport
+    SandboxAutograde puts there is the one SandboxExecute fills in, either way."""
+    from nbconvert.exporters import NotebookExporter
+    from nbconvert.preprocessors import Preprocessor
+    from nbformat.v4 import new_notebook
+
+    from autograde.execute import REPORT_KEY, RunReport
+
+    class Run(Preprocessor):
+        def preprocess(self, nb, resources):
+            report = resources["nbgrader"][REPORT_KEY]
+            report.ran, report.flags = True, ["at run time: seen"]
+            if fails:
+                raise RuntimeError("Kernel died")
+            return nb, resources
+
+    exporter = NotebookExporter()
+    exporter.register_preprocessor(Run(), enabled=True)
+    report = RunReport()
+    try:
+        exporter.from_notebook_node(new_notebook(), {"nbgrader": {REPORT_KEY: report}})
+    except RuntimeError:
+        assert fails
+    assert report.ran and report.flags == ["at run time: seen"]
