@@ -131,8 +131,6 @@ WIDE_FIGURES_TO_RESTACK = {
     "07_positional_encoding",
     "08_residual_layernorm",
     "09_tiny_transformer",
-    "10_causal_decoder",
-    "11_attention_at_scale",
 }
 
 
@@ -163,8 +161,6 @@ CLAIMS_TO_WRITE = {
     "07_positional_encoding",
     "08_residual_layernorm",
     "09_tiny_transformer",
-    "10_causal_decoder",
-    "11_attention_at_scale",
 }
 
 
