@@ -184,3 +184,50 @@ def expect_finite(x, what, hint=""):
     a = to_numpy(x)
     if not _isfinite(a).all():
         raise AssertionError(f"{what} contains NaN or inf. {hint}".strip())
+
+
+# --- lesson 11 (attention at scale): memory that numpy holds, in code that must stay in numpy ---------------------
+import sys as _sys  # noqa: E402
+import tracemalloc as _tracemalloc  # noqa: E402
+
+_trace_start, _trace_stop, _traced = _tracemalloc.start, _tracemalloc.stop, _tracemalloc.get_traced_memory
+_is_tracing, _switch_get, _switch_set = _tracemalloc.is_tracing, _sys.getswitchinterval, _sys.setswitchinterval
+
+
+def _refuse(*args, **kwargs):
+    raise AssertionError("this check measures memory with tracemalloc: do not stop, clear or reset it yourself.")
+
+
+def numpy_peak_memory(fn, *args, **kwargs):
+    """Call fn(*args, **kwargs); return (its result, peak bytes, torch calls).
+
+    The peak is the largest number of bytes Python and numpy held at one time during the call beyond what existed
+    before (tracemalloc; numpy reports its arrays to it): the arrays fn creates, its temporaries and its result.
+    PyTorch's allocator does not report to tracemalloc, so a tensor of 64 MB counts as almost nothing: the peak only
+    means something when the third number, how many torch functions and tensor methods fn called, is 0. A long
+    switch interval keeps other threads (a notebook's messaging) from allocating in between."""
+    from torch.overrides import TorchFunctionMode
+
+    class Count(TorchFunctionMode):
+        calls = 0
+
+        def __torch_function__(self, func, types, args=(), kwargs=None):
+            Count.calls += 1
+            return func(*args, **(kwargs or {}))
+
+    switch, saved = _switch_get(), {n: getattr(_tracemalloc, n) for n in ("stop", "clear_traces", "reset_peak")}
+    _switch_set(1.0)
+    _trace_start()
+    try:
+        for name in saved:
+            setattr(_tracemalloc, name, _refuse)
+        with Count():
+            result = fn(*args, **kwargs)
+        expect(_is_tracing(), "tracemalloc was stopped during the call: do not stop it yourself.")
+        peak = _traced()[1]
+    finally:
+        for name, original in saved.items():
+            setattr(_tracemalloc, name, original)
+        _trace_stop()
+        _switch_set(switch)
+    return result, peak, Count.calls
