@@ -40,10 +40,11 @@
 #    measure what it saves.
 #
 # > **Minimal path.** This is a long lesson. The graded exercises 10.1, 10.2, 10.3 and 10.4 (the causal mask,
-# > cross-attention, sampling, the KV cache) are in sections 1, 2, 4 and 5, and the quiz is in section 9: do those, and run every cell of section 3, which trains the model the later sections use
-# > (you may skim its prose). Skim the cross-attention demo of section 2, the explorer of section 6 and the
-# > timing experiment of section 7 on a first pass; the quiz's free answer (Q8) needs the numbers of section 7,
-# > so come back for it. The minimal path takes about an hour; the whole lesson two to three hours.
+# > cross-attention, sampling, the KV cache) are in sections 1, 2, 4 and 5, and the quiz is in section 9: do
+# > those, and run every cell of section 3, which trains the model the later sections use (you may skim its
+# > prose). Skim the cross-attention demo of section 2, the explorer of section 6 and the timing experiment of
+# > section 7 on a first pass; the quiz's free answer (Q8) needs the numbers of section 7, so come back for it.
+# > The minimal path takes about an hour; the whole lesson two to three hours.
 #
 # **You need:**
 #
@@ -846,9 +847,7 @@ with ac.student_code("causal_mask and MultiHeadAttention"):
 # On rhymes it never saw, the model's loss is clearly below the bigram's, so it uses more than the previous
 # character — even though the bigram's smoothing was picked on those very rhymes. It fits its training rhymes
 # better still (the second printed line): its 61,668 parameters have memorised part of the 7,792 training
-# characters, and the held-out curve flattens while the training loss keeps falling. The learning rate falling
-# to 0 keeps that drift small; longer training at a constant rate would make the held-out loss rise again.
-# (The loss is an average over every position of a window: the first sees only its own character, exactly the
+# characters, and the held-out curve flattens while the training loss keeps falling. (The loss is an average over every position of a window: the first sees only its own character, exactly the
 # bigram's context, and the last sees 32.)
 #
 # What does the model expect after *"humpty dumpty sat on a w"*? Its five most likely next characters:
@@ -1184,8 +1183,8 @@ with ac.student_code("sample_next"):
 # Read the three samples and the line under them. Greedy always takes the most likely path, so once a
 # phrase leads back to itself it goes round in a loop, with few distinct words. Sampling at temperature $1.5$
 # flattens the distribution, so unlikely characters get picked and the words drift away from the rhymes'
-# vocabulary. The middle setting sits in between on the share of words that occur in the rhymes. (One seed each: other seeds give other texts; the
-# numbers under the samples say how these particular ones came out.)
+# vocabulary. The middle setting sits in between on the share of words that occur in the rhymes. (One seed each:
+# other seeds give other texts; the numbers under the samples say how these particular ones came out.)
 
 # %% [markdown]
 # ## 5. The KV cache: do not recompute the past
@@ -1252,8 +1251,8 @@ with ac.student_code("causal_mask and MultiHeadAttention"):
 #
 # Implement `attend_with_cache(mha, x_new, cache, mask=None)`.
 # * `mha` holds `num_heads`, `d_k` and the four layers `W_q`, `W_k`, `W_v`, `W_o` (your
-#   `MultiHeadAttention`). Use those layers; do not call `mha(...)` itself: its `forward` recomputes the keys
-#   and values of its input only, and the checks pass an object that has the layers but no `forward`.
+#   `MultiHeadAttention`). Use those layers; do not call `mha(...)` itself: its `forward` computes the keys and
+#   values of its input only, and the checks pass an object whose `forward` refuses to run.
 # * `x_new` `(B, T_new, d_model)`: the newest tokens (the whole prompt at first, then one token per step).
 # * `cache`: a dict, empty `{}` at the start. Afterwards `cache["k"]` and `cache["v"]` are the keys and
 #   values of every token so far, split into heads: shape `(B, num_heads, T_past, d_k)`. Your function
@@ -1447,6 +1446,7 @@ with ac.student_code("attend_with_cache"):
 # the sliding-window attention of lesson 11, section 7) are defined that way: it is a different model, not a
 # faster route to the same one.
 
+# %% [markdown]
 # ## 6. Explore: your model, a prompt and the dials
 #
 # Type a prompt (press Enter), and move the **temperature** slider (0 = greedy) and the **top-k** slider
@@ -1726,10 +1726,10 @@ with ac.student_code("attend_with_cache"):
     )
 
 # %% [markdown]
-# **What the measurement shows.** The table and the left panel back the claim's first half: a
+# **What the measurement shows.** The table and the top panel back the claim's first half: a
 # recomputing step gets slower as the text grows, a cached step hardly does, and the measured speed-up is
 # largest for the longest text (for short texts the two are close, and the noise of the measurement shows).
-# The right panel shows the second half: counting
+# The bottom panel shows the second half: counting
 # multiply–adds predicts a far larger advantage than we measure. At $d_{\text{model}} = 48$ a step is a
 # string of small tensor operations (per block: two layer norms, four projections, a softmax, two products,
 # the feed-forward network), and each has a fixed cost — Python, PyTorch's dispatcher, memory allocation —

@@ -46,8 +46,8 @@
 # > section 10: do those and run every cell. Sections 2 and 3 build on each other and are the core; section 4's
 # > derivation can be read after its exercise. Skim the memory-traffic count at the end of section 4, the
 # > uptraining experiment at the end of section 5, the explorer (section 6), the experiment (section 7) and
-# > section 8 on a first pass; the quiz's free answer (Q10) needs a number from section 3 or 7. The minimal path takes
-# > about an hour and a half; the whole lesson three hours or more.
+# > section 8 on a first pass; the quiz's free answer (Q10) needs a number from section 3 or 7. The minimal path
+# > takes about an hour and a half; the whole lesson three hours or more.
 #
 # **You need:**
 #
@@ -216,8 +216,8 @@ print(
 # The table shows the wall. The peak is a fixed number of float64 $T \times T$ matrices: the last column hardly
 # moves while $T$ grows eightfold, and the quadratic fit's $T^2$ coefficient divided by 8 bytes gives the same
 # number. A version that returns only the output (second column) peaks lower, but still at several $T \times T$
-# matrices: the weights must exist before the output can be computed. Computed this way, every head of every layer, for every sequence of a
-# batch, needs such matrices — and the extrapolated line is for *one* head.
+# matrices: the weights must exist before the output can be computed. Computed this way, every head of every layer,
+# for every sequence of a batch, needs such matrices — and the extrapolated line is for *one* head.
 #
 # Yet the output of a query is only a $d_v$-vector. Could we produce it without ever holding the
 # query's whole row of weights? The obstacle is the softmax: every weight is divided by a sum over
@@ -1088,12 +1088,11 @@ plots.show(
 # %% [markdown]
 # The count reproduces the paper's two laws: the tiled loop's traffic is $2Nd + 12N^2d^2/M$, so it grows like $N^2$
 # and falls like $1/M$ once the $N^2$ term dominates (the printed slopes and the ratio to $N^2d^2/M$), while plain
-# attention's does not depend on $M$. The two cross where
-# $12d^2/M \approx 4$, at $M \approx 3d^2$: with a fast memory too small for that, the tiles would move *more*
-# numbers than plain attention. Dao et al. note that for the head sizes and fast memories of the GPUs they used,
+# attention's does not depend on $M$. The two cross where $12d^2/M \approx 4$, at $M \approx 3d^2$: with a fast
+# memory too small for that, the tiles would move *more* numbers than plain attention. Dao et al. note that for the head sizes and fast memories of the GPUs they used,
 # $d^2$ is many times smaller than $M$, so the tiles move far fewer numbers — and moving numbers, not arithmetic,
-# is what takes the time. A CPU cannot show that speed-up (its caches are managed for it), but the traffic can be
-# counted, as here.
+# is what takes the time. A CPU cannot show that speed-up (its caches decide for themselves what to keep, so a
+# program cannot stage tiles in them as a GPU kernel does), but the traffic can be counted, as here.
 
 # %% [markdown]
 # ## 5. Fewer heads for keys and values: multi-query and grouped-query attention
@@ -1517,6 +1516,9 @@ n_windows = (len(held_ids) - 1) // 32
 held_windows = held_ids[: n_windows * 32 + 1].unfold(0, 33, 32)  # consecutive windows of 33: inputs and targets
 
 
+WINDOWS = 16  # random windows per model and step, as in lesson 10
+
+
 def train_batched(models, steps, lr, seed):
     """Train models of one shape at once, one batch of 16 random windows each per step (AdamW, learning rate falling
     linearly to 0); update the models and return their held-out losses."""
@@ -1527,7 +1529,9 @@ def train_batched(models, steps, lr, seed):
     schedule = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda step: 1 - step / steps)
     generator, n = torch.Generator().manual_seed(seed), len(models)
     for _ in range(steps):
-        windows = train_ids[torch.randint(0, len(train_ids) - 33, (n, 16, 1), generator=generator) + torch.arange(33)]
+        windows = train_ids[
+            torch.randint(0, len(train_ids) - 33, (n, WINDOWS, 1), generator=generator) + torch.arange(33)
+        ]
         logits = run(weights, buffers, windows[..., :-1])
         loss = n * F.cross_entropy(logits.reshape(-1, logits.shape[-1]), windows[..., 1:].reshape(-1))  # sum of means
         optimizer.zero_grad()
@@ -1555,6 +1559,13 @@ for seed in SEEDS:
     torch.manual_seed(seed)
     base_models.append(GQADecoder(len(vocab), n_kv_heads=4))
 base_losses = train_batched(base_models, BASE_STEPS, 1e-2, seed=0)
+print(f"multi-head decoders after {BASE_STEPS} steps, held-out loss per seed: {np.round(base_losses, 3).tolist()}")
+
+# %% [markdown]
+# Now the pooling: each multi-head decoder becomes a grouped one (2 key/value heads) and a multi-query one (1), and
+# every model — the multi-head ones too — is uptrained for 80 steps.
+
+# %%
 uptraining = {}  # key/value heads -> (held-out losses right after pooling, after uptraining), one per seed
 for n_kv in (4, 2, 1):
     pooled = [mean_pooled(model, n_kv) for model in base_models]
@@ -1563,7 +1574,6 @@ for n_kv in (4, 2, 1):
 experiment_seconds = time.perf_counter() - start
 cache_bytes = {n_kv: 2 * 2 * n_kv * 12 * 4 for n_kv in uptraining}  # K and V · 2 layers · heads · d_k · float32
 print(f"3 seeds, trained at once for {BASE_STEPS} steps, then pooled and uptrained: {experiment_seconds:.1f} s")
-print(f"multi-head decoders after training, held-out loss per seed: {np.round(base_losses, 3).tolist()}")
 print(f"{'kv heads':>9} {'cache bytes/token':>18} {'right after pooling':>24} {f'after {UPTRAIN_STEPS} steps':>24}")
 for n_kv, (before, after) in uptraining.items():
     spread = lambda v: f"{np.mean(v):.3f} ({min(v):.3f}–{max(v):.3f})"
@@ -1797,7 +1807,7 @@ widgets.explore(
 # ## 7. Experiment: peak memory against $T$, plain and tiled
 #
 # **Claim.** Plain attention's peak memory grows with $T^2$; your tiled attention's grows linearly in $T$, and
-# its only $T$-dependent part is the output it returns (and at most one copy of it, if it assembles the output from
+# its only $T$-dependent part is the output it returns (and perhaps a copy of it, if it assembles the output from
 # pieces). We measure both with `tracemalloc` for one head ($d_k = d_v = 32$, float64) at the six lengths of
 # section 1, with $B = 64$; both return only the output. We fit a quadratic to plain attention's peaks and a
 # straight line to the tiled ones, and read the coefficients. A third panel holds $T = 1024$ fixed and varies $B$:
@@ -1907,10 +1917,10 @@ with ac.student_code("tiled_attention"):
 # %% [markdown]
 # **Reading the numbers.** The quadratic fit of plain attention needs its $T^2$ term: a fixed number of float64
 # $T\times T$ matrices (printed). The tiled peak lies on a straight line; its quadratic coefficient is negligible
-# next to plain's, and its slope per query row is between one and two output rows of $8 d_v$ bytes (printed):
-# the output it must return, plus at most a copy of it if the function collects the blocks' outputs and joins them
-# at the end. The rest is a constant that does not depend on $T$ but on the tile: at $T = 1024$ it grows with $B$
-# and reaches a few $B \times B$ matrices at $B = 256$ (bottom panel). So the extra memory beyond the output is set
+# next to plain's, and its slope per query row is a small multiple of the $8 d_v$ bytes of one output row (printed):
+# about one row for the output it must return, about two if the function collects the blocks' outputs and joins
+# them at the end (the pieces and the joined copy). The rest is a constant that does not depend on $T$ but on the
+# tile: at $T = 1024$ it grows with $B$ and reaches a few $B \times B$ matrices at $B = 256$ (bottom panel). So the extra memory beyond the output is set
 # by $B$, not $T$. (Had you tiled only the keys — all queries against one key block — the scores would be
 # $T \times B$, and the extra memory $O(T\cdot B)$: still linear in $T$, but exercise 11.2 asks for tiles.)
 #
@@ -1945,7 +1955,7 @@ with ac.student_code("tiled_attention"):
 # with your update). So the keys and values of one sequence need not sit in one contiguous array. vLLM's
 # PagedAttention (Kwon et al., 2023) stores the KV cache of lesson 10 in fixed-size blocks, like pages of virtual
 # memory, allocated as a sequence grows, and attention walks the sequence's list of blocks — the key-block loop of
-# your tiled attention. GQA and paging work together: GQA shrinks each token's entry (section 4), paging avoids
+# your tiled attention. GQA and paging work together: GQA shrinks each token's entry (section 5), paging avoids
 # reserving space for tokens a sequence has not produced yet.
 #
 # **RoPE at scale.** The rotary embeddings of lesson 7's stretch rotate $q$ and $k$ by angles set by *their own*
