@@ -1482,10 +1482,10 @@ class NextCharacterView(widgets.View):
 
     def build(self, prompt, temperature, top_k):
         n = PROMPT_CHARS
-        fig = plt.figure(figsize=(8.6, 7.0))
-        ax_p = fig.add_axes([0.08, 0.6, 0.9, 0.3])
-        ax_a = fig.add_axes([0.11, 0.11, 0.38, 0.38])
-        ax_c = fig.add_axes([0.51, 0.11, 0.015, 0.38])
+        fig = plt.figure(figsize=(8.6, 6.0))
+        ax_p = fig.add_axes([0.08, 0.64, 0.9, 0.27])
+        ax_a = fig.add_axes([0.11, 0.1, 0.302, 0.433])  # a square of 2.6 inches
+        ax_c = fig.add_axes([0.43, 0.1, 0.015, 0.433])
         bar_width = 0.7 * ax_p.get_position().width * fig.get_figwidth() * 72 / (V + 0.4)  # points per bar
         self.bars = ax_p.vlines(range(V), 0, np.zeros(V), colors=plots.color("yours"), lw=bar_width)
         (self.plain,) = ax_p.plot(range(V), np.zeros(V), "_", color=plots.color("reference"), ms=bar_width * 1.3, mew=2)
@@ -1511,8 +1511,8 @@ class NextCharacterView(widgets.View):
             Patch(facecolor=plots.color("masked"), edgecolor="#6E6E6E", hatch=plots.MASK_HATCH, label="masked"),
             Patch(facecolor="white", edgecolor="#6E6E6E", label="no character"),
         ]
-        fig.legend(handles=legend, loc="upper left", bbox_to_anchor=(0.63, 0.49), frameon=False)
-        self.used = fig.text(0.64, 0.33, " ", va="top", ha="left", family="DejaVu Sans Mono", fontsize=9)
+        fig.legend(handles=legend, loc="upper left", bbox_to_anchor=(0.55, 0.53), frameon=False)
+        self.used = fig.text(0.56, 0.36, " ", va="top", ha="left", family="DejaVu Sans Mono", fontsize=9)
         # The prompt's characters along the map's axes, as two texts (one text draws much faster than 24):
         # a monospaced font whose characters are one column wide (a DejaVu Sans Mono glyph is 0.602 em wide),
         # and one character per line, with the line spacing set to one row.
