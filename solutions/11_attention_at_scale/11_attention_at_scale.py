@@ -1826,6 +1826,8 @@ with ac.student_code("tiled_attention"):
     Ts = np.array(LENGTHS, dtype=float)
     plain_y = np.array([output_only_peak[T] for T in LENGTHS], dtype=float)
     tiled_y = np.array([tiled_peak[T] for T in LENGTHS], dtype=float)
+    if np.isnan(tiled_y).any():  # PyTorch inside: its memory cannot be measured here (see the note above)
+        raise NotImplementedError("tiled_attention in numpy")
     plain_fit, tiled_fit1, tiled_fit2 = (
         np.polyfit(Ts, plain_y, 2),
         np.polyfit(Ts, tiled_y, 1),
