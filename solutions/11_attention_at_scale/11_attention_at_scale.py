@@ -1676,8 +1676,8 @@ class TilesView(widgets.View):
         self.measured = {}  # measurements kept per setting: see measure()
 
     def build(self, block_size, T, mask):
-        fig = plt.figure(figsize=(8.6, 5.6), layout="constrained")
-        grid = fig.add_gridspec(2, 3, height_ratios=[3, 1])
+        fig = plt.figure(figsize=(8.6, 5.0), layout="constrained")
+        grid = fig.add_gridspec(2, 3, height_ratios=[3.2, 1])
         ax_t, ax_m, ax_l = (fig.add_subplot(grid[0, i]) for i in range(3))
         ax_mem = fig.add_subplot(grid[1, :])
         unit = dict(extent=(0, 1, 1, 0), interpolation="nearest", interpolation_stage="rgba", aspect="auto")
