@@ -1475,10 +1475,14 @@ def clean_prompt(prompt):
 class NextCharacterView(widgets.View):
     """Top: the next-character distribution (bars) and the plain softmax (dashes); bottom: last-block attention.
 
-    The figure never needs rebuilding: the map always has PROMPT_CHARS rows and columns, a shorter prompt fills
-    its bottom-right corner, and the characters on its axes are texts that update() rewrites. Masked cells are
-    hatched once, in the background; the map's image is transparent there (NaN) and white where no character is
-    (-1, below the colour scale)."""
+    The figure is rebuilt only when the prompt changes (key): the prompt's characters along the map's axes are then
+    part of the background, and a temperature or top-k change redraws only the bars, the dashes, the title and the
+    map. The map always has PROMPT_CHARS rows and columns; a shorter prompt fills its bottom-right corner. Masked
+    cells are hatched once, in the background; the map's image is transparent there (NaN) and white where no
+    character is (-1, below the colour scale)."""
+
+    def key(self, prompt, temperature, top_k):
+        return clean_prompt(prompt)
 
     def build(self, prompt, temperature, top_k):
         n = PROMPT_CHARS
@@ -1528,7 +1532,14 @@ class NextCharacterView(widgets.View):
         self.rows.set_text("l")
         line_px = two_lines - self.rows.get_window_extent(renderer).height  # one line step, in pixels
         self.rows.set_linespacing(cell_pt * fig.dpi / 72 / line_px)
-        self.dynamic = [self.bars, self.plain, self.title, self.image, self.rows, self.cols, self.used]
+        (chars, dropped), n = clean_prompt(prompt), PROMPT_CHARS
+        T, labels = len(chars), "".join(shown(c) for c in chars)
+        self.cols.set_text(" " * (n - T) + labels)
+        self.rows.set_text("\n".join(labels))
+        self.rows.set_y(n - 1 - (T - 1) / 2)  # the middle of the rows the prompt fills
+        cut = [f"({dropped} earlier character{'s' * (dropped > 1)}", f" dropped: the map holds {n})"] if dropped else []
+        self.used.set_text("\n".join([f"the model reads {T} character{'s' * (T > 1)}:", labels, *cut]))
+        self.dynamic = [self.bars, self.plain, self.title, self.image]
         return fig
 
     def forward(self, chars):
@@ -1552,12 +1563,6 @@ class NextCharacterView(widgets.View):
         grid = np.full((n, n), -1.0)  # no character
         grid[n - T :, n - T :] = np.where(np.tril(np.ones((T, T), dtype=bool)), weights, np.nan)  # NaN: masked
         self.image.set_data(grid)
-        labels = "".join(shown(c) for c in chars)
-        self.cols.set_text(" " * (n - T) + labels)
-        self.rows.set_text("\n".join(labels))
-        self.rows.set_y(n - 1 - (T - 1) / 2)  # the middle of the rows the prompt fills
-        cut = [f"({dropped} earlier character{'s' * (dropped > 1)}", f" dropped: the map holds {n})"] if dropped else []
-        self.used.set_text("\n".join([f"the model reads {T} character{'s' * (T > 1)}:", labels, *cut]))
         best = int(p.argmax())
         self.summary = f"'{shown(vocab[best])}' ({float(p[best]):.0%}), entropy {entropy_bits(p):.2f} bits"
         self.title.set_text(f"Most likely next: {self.summary}")
