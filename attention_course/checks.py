@@ -20,6 +20,7 @@ process:
 import builtins
 import math
 import sys
+import tracemalloc
 import types
 
 import numpy as np
@@ -46,6 +47,8 @@ def _make_kit():
         "OverflowError",
         "dict",
         "Exception",
+        "getattr",
+        "setattr",
     ):
         setattr(kit, name, getattr(builtins, name))
     kit.FunctionType = types.FunctionType
@@ -67,6 +70,14 @@ def _make_kit():
     kit.float_of_float = float.__float__
     kit.int_of_int = int.__int__
     kit.args_of = BaseException.__dict__["args"].__get__  # C getter of an exception's arguments
+    kit.tracemalloc = tracemalloc  # lesson 11's memory check (numpy_peak_memory)
+    kit.trace_start, kit.trace_stop, kit.traced = tracemalloc.start, tracemalloc.stop, tracemalloc.get_traced_memory
+    kit.is_tracing, kit.switch_get, kit.switch_set = (
+        tracemalloc.is_tracing,
+        sys.getswitchinterval,
+        sys.setswitchinterval,
+    )
+    kit.counter_class = None
     kit.modules = sys.modules  # the dict itself, for torch's tensor types once torch is loaded
     kit.tensor = None  # (Tensor, Parameter) and TensorBase's C methods, bound on first use
     return kit
@@ -400,6 +411,62 @@ def _message(error, *, _k=_KIT):
     return _k.str_of_str(args[0]) if args and _k.type(args[0]) is _k.str else ""
 
 
+# --- lesson 11 (attention at scale): memory that numpy holds, in code that must stay in numpy ---------------------
+
+
+def _refuse(*args, _k=_KIT, **kwargs):
+    raise _k.AssertionError("this check measures memory with tracemalloc: do not stop, clear or reset it yourself.")
+
+
+def _count_torch_call(self, func, types, args=(), kwargs=None, *, _k=_KIT):
+    """TorchFunctionMode's hook: count every torch function and tensor method called, then call it."""
+    self.calls += 1
+    return func(*args, **(kwargs or {}))
+
+
+def _torch_counter(*, _k=_KIT):
+    """A fresh TorchFunctionMode that counts torch calls (None while torch is not loaded)."""
+    torch = _k.modules.get("torch")
+    if torch is None:
+        return None
+    if _k.counter_class is None:
+        mode = torch.overrides.TorchFunctionMode
+        _k.counter_class = _k.type("CountTorchCalls", (mode,), {"__torch_function__": _count_torch_call, "calls": 0})
+    return _k.counter_class()
+
+
+def numpy_peak_memory(fn, *args, _k=_KIT, **kwargs):
+    """Call fn(*args, **kwargs); return (its result, peak bytes, torch calls).
+
+    The peak is the largest number of bytes Python and numpy held at one time during the call beyond what existed
+    before (tracemalloc; numpy reports its arrays to it): the arrays fn creates, its temporaries and its result.
+    PyTorch's allocator does not report to tracemalloc, so a tensor of 64 MB counts as almost nothing: the peak only
+    means something when the third number, how many torch functions and tensor methods fn called, is 0. A long
+    switch interval keeps other threads (a notebook's messaging) from allocating in between."""
+    switch = _k.switch_get()
+    saved = {name: _k.getattr(_k.tracemalloc, name) for name in ("stop", "clear_traces", "reset_peak")}
+    counter = _k.torch_counter()
+    _k.switch_set(1.0)
+    _k.trace_start()
+    try:
+        for name in saved:
+            _k.setattr(_k.tracemalloc, name, _k.refuse)
+        if counter is None:
+            result = fn(*args, **kwargs)
+        else:
+            with counter:
+                result = fn(*args, **kwargs)
+        if not _k.is_tracing():
+            raise _k.AssertionError("tracemalloc was stopped during the call: do not stop it yourself.")
+        peak = _k.traced()[1]
+    finally:
+        for name, original in saved.items():
+            _k.setattr(_k.tracemalloc, name, original)
+        _k.trace_stop()
+        _k.switch_set(switch)
+    return result, peak, 0 if counter is None else counter.calls
+
+
 # The kit also holds the checks' own helpers, so that they call each other through it, not through globals.
 for _name, _function in {
     "tensor_kit": _tensor_kit,
@@ -420,6 +487,8 @@ for _name, _function in {
     "dtype_name": _dtype_name,
     "expect_close": expect_close,
     "message": _message,
+    "refuse": _refuse,
+    "torch_counter": _torch_counter,
 }.items():
     setattr(_KIT, _name, _function)
 del _KIT, _name, _function  # the checks hold the kit in their defaults; no name here can be rebound to reach it

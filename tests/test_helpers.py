@@ -414,3 +414,18 @@ def test_qkv_flow_draws_every_number_of_one_query_and_fits_the_column():
         plots.qkv_flow(tokens, X, Q, K[:, :1], V, scores, weights, output, query=1)
     with pytest.raises(ValueError, match="notebook column"):
         plots.qkv_flow(tokens, rng.standard_normal((3, 30)), Q, K, V, scores, weights, output, query=1)
+
+
+# --- lesson 11: numpy_peak_memory -------------------------------------------------------------------------------------
+
+
+def test_numpy_peak_memory_sees_numpy_and_counts_torch():
+    result, peak, calls = checks.numpy_peak_memory(lambda n: np.ones((n, n)), 512)
+    assert result.shape == (512, 512) and 8 * 512 * 512 <= peak < 1.5 * 8 * 512 * 512 and calls == 0
+    _, peak, calls = checks.numpy_peak_memory(lambda n: torch.ones(n, n).sum().item(), 2048)
+    assert calls >= 2 and peak < 8 * 2048 * 2048 / 100, "torch's 16 MB is invisible to tracemalloc, but counted"
+    import tracemalloc
+
+    with pytest.raises(AssertionError, match="do not stop, clear or reset"):
+        checks.numpy_peak_memory(lambda: tracemalloc.reset_peak())
+    assert not tracemalloc.is_tracing() and tracemalloc.reset_peak is not checks._refuse
