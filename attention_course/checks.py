@@ -431,7 +431,7 @@ def _torch_counter(*, _k=_KIT):
         return None
     if _k.counter_class is None:
         mode = torch.overrides.TorchFunctionMode
-        _k.counter_class = _k.type("CountTorchCalls", (mode,), {"__torch_function__": _count_torch_call, "calls": 0})
+        _k.counter_class = _k.type("CountTorchCalls", (mode,), {"__torch_function__": _k.count_torch_call, "calls": 0})
     return _k.counter_class()
 
 
@@ -489,6 +489,7 @@ for _name, _function in {
     "message": _message,
     "refuse": _refuse,
     "torch_counter": _torch_counter,
+    "count_torch_call": _count_torch_call,
 }.items():
     setattr(_KIT, _name, _function)
 del _KIT, _name, _function  # the checks hold the kit in their defaults; no name here can be rebound to reach it
