@@ -211,3 +211,21 @@ def same_as_torch_attention(call, theirs, x, mask, what, mistakes=None, atol=1e-
     except AssertionError as error:
         raise AssertionError(f"{error} {hint}".strip()) from None
     return output, weights
+
+
+_broadcast_to = np.broadcast_to  # bound now, like the helpers at the top
+
+
+def blocked_weights_zero(weights, allowed, what):
+    """The weights at blocked positions (`allowed` False, a boolean array or tensor broadcastable to the weights)
+    must be exactly 0, and every weight finite. Run on scores that are all far below -1e9, it catches a mask filled
+    with a large negative number in place of -inf (that number then beats every allowed score), and a mask or a
+    softmax applied in a way that turns such rows into 0/0."""
+    w = to_numpy(weights)
+    fix = "set blocked scores to -inf before a stable softmax (lesson 4)"
+    expect(bool(_isfinite(w).all()), f"{what}: the weights contain NaN or inf (every score is far below -1e9): {fix}.")
+    expect(
+        not w[_broadcast_to(~_asarray(to_numpy(allowed), dtype=bool), w.shape)].any(),
+        f"{what}: blocked keys got weight although they must get exactly 0 whatever the allowed scores are (here all "
+        f"far below -1e9): {fix}; a large negative number such as -1e9 in place of -inf is not enough.",
+    )
