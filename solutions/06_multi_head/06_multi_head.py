@@ -822,13 +822,13 @@ heads_explorer
 
 # %% [markdown]
 # **Things to try.** Compare $H = 1$ with $H = 2$. The single head's scores are exactly the two heads'
-# scores added and divided by $\sqrt{2}$ (its $d_k$ is 8 instead of 4), so its map is one compromise between
-# theirs, while the two heads can disagree about where a query should look (the titles name each head's
-# favourite key). Then
-# try $H = 8$: every head has $d_k = 1$, so its score is a product of two *numbers*, $q\,k$. A query with
-# $q > 0$ prefers the key with the largest $k$, a query with $q < 0$ the key with the smallest $k$: each
-# head can only favour one of two keys, so in each of its maps the brightest cell of every row sits in one
-# of two columns. The cell below counts both effects with your code on the explorer's weights.
+# scores added and divided by $\sqrt{2}$ (its $d_k$ is 8 instead of 4), so its map is one compromise
+# between theirs, while the two heads can disagree about where a query should look (the titles name each
+# head's favourite key). Then try $H = 8$: every head has $d_k = 1$, so its score is a product of two
+# *numbers*, $q\,k$. A query with $q > 0$ prefers the key with the largest $k$, a query with $q < 0$ the key
+# with the smallest $k$: each head can only favour one of two keys, so in each of its maps the brightest
+# cell of every row sits in one of two columns. The cell below counts both effects with your code on the
+# explorer's weights.
 
 # %%
 with ac.student_code("multi_head_attention"):

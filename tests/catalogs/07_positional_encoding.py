@@ -156,7 +156,9 @@ EXERCISES = {
         },
     },
     "quiz-pe-position-zero": quiz("q1_answer", right=[256, 256.0], wrong=[512, 0, 128]),
-    "quiz-fastest-wavelength": quiz("q2_answer", right=[6.2832, 6.283185307179586, 6.283], wrong=[1, 3.14, 62831.85]),
+    "quiz-fastest-wavelength": quiz(
+        "q2_answer", right=[6.2832, 6.283185307179586, 6.283, 6.28], wrong=[1, 3.14, 62831.85]
+    ),
     "quiz-equivariance": quiz("q3_answer", right=["b", "B"], wrong=["a", "c", "d"]),
     "quiz-offset": quiz("q4_answer", right=["b", " b"], wrong=["a", "c", "d"]),
     "quiz-learned-length": quiz("q5_answer", right=["b"], wrong=["a", "c", "d"]),
