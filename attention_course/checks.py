@@ -56,6 +56,7 @@ def _make_kit():
     kit.np_abs, kit.np_argmax, kit.np_isfinite = np.abs, np.argmax, np.isfinite
     kit.np_array, kit.np_unravel, kit.float64 = np.array, np.unravel_index, np.float64
     kit.ndarray = np.ndarray
+    kit.np_broadcast_to = np.broadcast_to
     kit.np_bool = np.bool_
     kit.np_scalars = tuple(
         t
@@ -402,6 +403,23 @@ def same_as_torch_attention(call, theirs, x, mask, what, mistakes=None, atol=1e-
     except _k.AssertionError as error:
         raise _k.AssertionError(f"{_k.message(error)} {hint}".strip()) from None
     return output, weights
+
+
+def blocked_weights_zero(weights, allowed, what, *, _k=_KIT):
+    """The weights at blocked positions (`allowed` False, a boolean array or tensor broadcastable to the weights)
+    must be exactly 0, and every weight finite. Run on scores that are all far below -1e9, it catches a mask filled
+    with a large negative number in place of -inf (that number then beats every allowed score), and a mask or a
+    softmax applied in a way that turns such rows into 0/0."""
+    w = _k.plain(weights, what)
+    fix = "set blocked scores to -inf before a stable softmax (lesson 4)"
+    if not _k.bool(_k.np_isfinite(w).all()):
+        raise _k.AssertionError(f"{what}: the weights contain NaN or inf (every score is far below -1e9): {fix}.")
+    blocked = _k.np_broadcast_to(_k.plain(allowed, "the mask") == 0, w.shape)
+    if _k.bool(w[blocked].any()):
+        raise _k.AssertionError(
+            f"{what}: blocked keys got weight although they must get exactly 0 whatever the allowed scores are (here "
+            f"all far below -1e9): {fix}; a large negative number such as -1e9 in place of -inf is not enough."
+        )
 
 
 def _message(error, *, _k=_KIT):
