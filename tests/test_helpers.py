@@ -460,3 +460,14 @@ def test_blocked_weights_zero_names_a_finite_fill_and_nan():
         checks.blocked_weights_zero(np.full((3, 3), 1 / 3), allowed, "a -1e9 fill")
     with pytest.raises(AssertionError, match="contain NaN or inf"):
         checks.blocked_weights_zero(np.where(allowed, np.nan, 0.0), allowed, "0/0")
+
+
+def test_a_layout_built_before_comes_back_without_a_rebuild():
+    box = widgets.explore(_Bars(), n=widgets.slider("n", 2, 9, 3), scale=widgets.slider("scale", 0, 3, 1))
+    first = box.png
+    box.controls["n"].value = 5
+    box.controls["n"].value = 3
+    assert box.builds == 2, "n = 3's layout is kept, not built again"
+    assert box.png == first, "and it draws the same image as before"
+    box.controls["scale"].value = 2
+    assert box.status == "figure" and box.png != first, "its artists still update"
