@@ -86,6 +86,12 @@ EXERCISES = {
                 "    return f(w).item(), torch.stack([(f(w + e) - f(w - e)) / 2e-6 for e in eye])",
                 "autograd did not compute it",
             ),
+            "finite differences under torch.func.vmap, not autograd": (
+                MSE + "    f = lambda v: ((X.double() @ v - y.double()) ** 2).mean()\n"
+                "    w, E = w.double(), 1e-3 * torch.eye(len(w), dtype=torch.float64)\n"
+                "    return f(w).item(), torch.func.vmap(lambda e: (f(w + e) - f(w - e)) / 2e-3)(E)",
+                "autograd did not compute it",
+            ),
             "gradient of the wrong variable": (
                 MSE + "    X = X.clone().requires_grad_(True)\n    loss = ((X @ w - y) ** 2).mean()\n"
                 "    loss.backward()\n    return loss.item(), X.grad",
@@ -99,6 +105,23 @@ EXERCISES = {
             "    return f(w).item(), torch.func.grad(f)(w)",
             "jacobian of a scalar": MSE + "    f = lambda v: ((X @ v - y) ** 2).mean()\n"
             "    return f(w).item(), torch.autograd.functional.jacobian(f, w)",
+            "torch.func.jacfwd (forward mode)": MSE + "    f = lambda v: ((X @ v - y) ** 2).mean()\n"
+            "    return f(w).item(), torch.func.jacfwd(f)(w)",
+            "forward-mode dual numbers, one direction at a time": MSE
+            + "    import torch.autograd.forward_ad as fwAD\n    grad = []\n"
+            "    for e in torch.eye(len(w), dtype=w.dtype):\n        with fwAD.dual_level():\n"
+            "            loss = ((X @ fwAD.make_dual(w, e) - y) ** 2).mean()\n"
+            "            grad.append(fwAD.unpack_dual(loss).tangent)\n"
+            "    return ((X @ w - y) ** 2).mean().item(), torch.stack(grad)",
+            "jacobian, forward-mode strategy": MSE + "    f = lambda v: ((X @ v - y) ** 2).mean()\n"
+            "    J = torch.autograd.functional.jacobian(f, w, vectorize=True, strategy='forward-mode')\n"
+            "    return f(w).item(), J",
+            "torch.func.jacrev and vjp": MSE + "    f = lambda v: ((X @ v - y) ** 2).mean()\n"
+            "    loss, pullback = torch.func.vjp(f, w)\n"
+            "    return loss.item(), 0.5 * (pullback(torch.ones_like(loss))[0] + torch.func.jacrev(f)(w))",
+            "in place, in float64, nn.Parameter": MSE
+            + "    p = torch.nn.Parameter(w.double())\n    r = X.double() @ p\n    r.sub_(y.double())\n"
+            "    loss = r.pow_(2).mean()\n    loss.backward()\n    return loss.item(), p.grad.to(w.dtype)",
             "float() and a list": MSE
             + "    w = w.clone().requires_grad_()\n    loss = ((X @ w - y) ** 2).sum() / len(y)\n"
             "    loss.backward()\n    return [float(loss), w.grad.detach()]",
