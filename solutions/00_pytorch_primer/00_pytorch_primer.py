@@ -760,7 +760,9 @@ class FitView(widgets.View):
         ax_fit.set_ylabel("y")
         ax_fit.legend(loc="upper left")
         self.fit_title = ax_fit.set_title(" ")
-        (self.curve,) = ax_loss.semilogy([], [], "o-", ms=2.5, color=plots.color("yours"), label="your train_step")
+        (self.curve,) = ax_loss.semilogy(
+            [], [], "o-", ms=2.5, color=plots.color("yours"), label="your train_step (above 10⁵: drawn at 10⁵)"
+        )
         ax_loss.axhline(best_loss, color=plots.color("reference"), ls="--", lw=1, label="least squares")
         ax_loss.set_xlim(0, MAX_STEPS + 1)
         ax_loss.set_ylim(LOSS_FLOOR, LOSS_CEILING)
@@ -980,7 +982,7 @@ q2_answer = 1040
 #
 # * **a** — training converges faster than at any smaller learning rate, since every step is bigger
 # * **b** — the loss still falls, only more slowly
-# * **c** — along the steepest direction the error is multiplied by $|1 - \eta\lambda_\text{max}| > 1$ at every step, so after a few steps the loss grows from step to step and the line swings further each time
+# * **c** — along the steepest direction the size of the error is multiplied by $|1 - \eta\lambda_\text{max}| > 1$ at every step, so after a few steps the loss grows from step to step and the line swings further each time
 # * **d** — PyTorch stops with an error as soon as a step makes the loss larger
 
 # %% quiz="quiz-diverging-lr" choices="abcd" key="c" points=1

@@ -252,7 +252,10 @@ EXERCISES = {
 # Test-only checks, run in the solved kernel after the notebook: what the prose says about the lesson's measurements.
 CLAIMS = r"""
 # section 1: element-wise operations promote float32 with float64, the matrix product refuses
-assert (x + t.T).dtype == torch.float64 and (x * t.T).dtype == torch.float64
+# (x was redefined in section 3: fresh float32 tensors here, with section 1's float64 t)
+_x32 = torch.ones(2, 3)
+assert (_x32 + t.T).dtype == torch.float64 and (_x32 * t.T).dtype == torch.float64
+assert (_x32 * torch.tensor(2.0, dtype=torch.float64)).dtype == torch.float32  # a float64 without axes does not
 # the toy fit: 60 SGD steps at 0.1 land on the least-squares line
 assert abs(w_fit - best_w) < 0.01 and abs(b_fit - best_b) < 0.01
 # the explorer's questions: 0.1 and 0.3 arrive within the 40 steps, 0.01 does not
