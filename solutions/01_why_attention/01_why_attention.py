@@ -671,7 +671,7 @@ print(
 # **The models**, all with states of 32 numbers unless said otherwise:
 # * **RNN** — your recurrence (in PyTorch, so that it trains), then one linear readout per question from the
 #   final state $h_T$; and the same **RNN with 96 numbers**, a state three times as large;
-# * **GRU** — PyTorch's GRU equations with the same readout;
+# * **GRU** — PyTorch's GRU equations (with one bias per gate, on the input side) and the same readout;
 # * **RNN + attention** (Bahdanau et al.'s design, with a one-way encoder and a one-step decoder) — an RNN of
 #   the same kind, 32 numbers, as encoder, *all* its states kept; a decoder state made from $h_T$ and the
 #   question scores every encoder state with additive attention, and the answer is read from the decoder state
@@ -885,9 +885,9 @@ for name, before in at_step_100.items():
 # needs no recurrence at all.
 #
 # These are short trainings on a small task, and the last lines of the printout show it: from step 100 to
-# step 150 every model that answers from one state was still improving, and the RNN + attention model found
-# the positions it needs only in those last 50 steps (its mean accuracy rose from 0.66 to 1.00), while
-# self-attention already had them at step 100. Longer training lifts the one-state curves, and how much a
+# step 150 every model that answers from one state was still improving, and the RNN + attention model was
+# still far from its final accuracy at step 100 (its mean rose from 0.66 to 1.00 in those last 50 steps),
+# while self-attention already recalled every position at step 100. Longer training lifts the one-state curves, and how much a
 # bigger state gains in a short training depends on the learning rate too (a wider network usually needs a
 # smaller one). What no training changes is where the information must be: a model that answers from one
 # state vector has only that vector's numbers to answer from.
