@@ -661,7 +661,8 @@ print(
 # for every word it writes, a weighted average of those states, with weights computed by a small network from
 # the decoder's state and each encoder state (*additive* attention). Three years later, Vaswani et al. (2017)
 # dropped the recurrence altogether: the Transformer is built from attention and feed-forward layers, with no
-# RNN. We train all of these on one memory task.
+# RNN. We train a plain RNN, a GRU, an RNN with additive attention and one self-attention layer on one memory
+# task.
 #
 # **The task.** A sequence holds $T = 12$ tokens, drawn at random from a vocabulary of 8; every input is the
 # token's one-hot code together with its position's. Then comes a question, *"which token was $k$ steps back
@@ -884,13 +885,13 @@ for name, before in at_step_100.items():
 # and the question looks back at the one it needs. The self-attention layer, with the fewest weights of all,
 # needs no recurrence at all.
 #
-# These are short trainings on a small task, and the last lines of the printout show it: from step 100 to
-# step 150 every model that answers from one state was still improving, and the RNN + attention model was
-# still far from its final accuracy at step 100 (its mean rose from 0.66 to 1.00 in those last 50 steps),
-# while self-attention already recalled every position at step 100. Longer training lifts the one-state curves, and how much a
-# bigger state gains in a short training depends on the learning rate too (a wider network usually needs a
-# smaller one). What no training changes is where the information must be: a model that answers from one
-# state vector has only that vector's numbers to answer from.
+# These are short trainings on a small task, and the last lines of the printout show it: from step 100 to step
+# 150 every model that answers from one state was still improving, and the RNN + attention model was still far
+# from its final accuracy at step 100 (its mean rose from 0.66 to 1.00 in those last 50 steps), while
+# self-attention already recalled every position at step 100. Longer training lifts the one-state curves, and how
+# much a bigger state gains in a short training depends on the learning rate too (a wider network usually needs a
+# smaller one). What no training changes is where the information must be: a model that answers from one state
+# vector has only that vector's numbers to answer from.
 #
 # ### 5c. Waiting: an RNN's steps against one matrix product
 #
