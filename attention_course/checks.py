@@ -211,3 +211,17 @@ def same_as_torch_attention(call, theirs, x, mask, what, mistakes=None, atol=1e-
     except AssertionError as error:
         raise AssertionError(f"{error} {hint}".strip()) from None
     return output, weights
+
+
+# --- lessons 04 and 05 ---------------------------------------------------------------------------------------------
+
+
+def attempt(fn, *args, what, hint="", **kwargs):
+    """Call the student's `fn` as `call` does; an error raised inside it fails the check of `what` in one line that
+    names the error and `hint`, its likely cause (e.g. `K.T` on a batch), instead of a traceback."""
+    try:
+        return call(fn, *args, **kwargs)
+    except (NotImplementedError, AssertionError):
+        raise
+    except Exception as error:  # the student's code failed: say where, in one line
+        raise AssertionError(f"{what} failed ({type(error).__name__}: {error}). {hint}".strip()) from None

@@ -414,3 +414,18 @@ def test_qkv_flow_draws_every_number_of_one_query_and_fits_the_column():
         plots.qkv_flow(tokens, X, Q, K[:, :1], V, scores, weights, output, query=1)
     with pytest.raises(ValueError, match="notebook column"):
         plots.qkv_flow(tokens, rng.standard_normal((3, 30)), Q, K, V, scores, weights, output, query=1)
+
+
+def test_attempt_names_the_failing_check_and_the_likely_cause():
+    def batch_only(X):
+        return X @ X.T  # fine for one sequence, fails for a batch of 3 sequences of 5 tokens
+
+    assert checks.attempt(batch_only, np.ones((2, 3)), what="one sequence").shape == (2, 2)
+    with pytest.raises(AssertionError, match=r"a batch failed \(ValueError: .*\)\. Transpose only the last two axes"):
+        checks.attempt(batch_only, np.ones((3, 5, 2)), what="a batch", hint="Transpose only the last two axes.")
+
+    def unanswered(X):
+        raise NotImplementedError()
+
+    with pytest.raises(NotImplementedError, match="is not implemented yet"):
+        checks.attempt(unanswered, 1, what="x")
