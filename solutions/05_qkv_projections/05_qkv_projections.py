@@ -203,10 +203,11 @@ checks.passed("project_qkv")
 # It is not an *arbitrary* matrix, though. $W^Q (W^K)^\top$ is $d_{\text{model}} \times d_{\text{model}}$,
 # but it is the product of two matrices with only $d_k$ columns, so its **rank is at most $d_k$**: the
 # score sees the query token only through the $d_k$ directions that $W^Q$ reads, and the key token only
-# through the $d_k$ directions that $W^K$ reads; the rest of both embeddings is invisible to it. That is the price of
-# $d_k < d_{\text{model}}$ (and it buys parameters: $2\,d_{\text{model}}\,d_k$ instead of
-# $d_{\text{model}}^2$). One head can only compare tokens through $d_k$ directions (section 6 measures
-# what too few cost on a real task); lesson 6 runs several heads, each with its own subspace.
+# through the $d_k$ directions that $W^K$ reads; the rest of both embeddings is invisible to it. That is the
+# price of $d_k < d_{\text{model}}$ (in exchange, $W^Q$ and $W^K$ hold $2\,d_{\text{model}}\,d_k$ numbers
+# instead of $d_{\text{model}}^2$: fewer whenever $d_k < d_{\text{model}}/2$, as printed below). One head can
+# only compare tokens through $d_k$ directions (section 6 measures what too few cost on a lookup task);
+# lesson 6 runs several heads, each with its own subspace.
 
 # %%
 with ac.student_code("project_qkv"):
@@ -760,8 +761,8 @@ widgets.explore(
 # and $W^K$ must keep the colour part), and that item's value must carry its *animal* (so $W^V$ must
 # keep the animal part): different subspaces of the same embedding. An even average over the items
 # would mix the asked animal with the three others. We measure the accuracy and where each token looks,
-# before and after 80 steps of Adam (the optimiser of `00_pytorch_primer`, written out in `adam_step` below as
-# in lesson 3) on batches of 128 sequences.
+# before and after 80 steps of Adam (the optimiser of `00_pytorch_primer`, written out in `adam_step`
+# below, as in lesson 3) on batches of 128 sequences.
 
 # %%
 COLOURS, ANIMALS = ["red", "blue", "green", "yellow"], ["dog", "cat", "bird", "fox", "cow", "owl"]
