@@ -819,8 +819,8 @@ with ac.student_code("scaled_dot_product_attention"):
 #
 # **Claim 1.** Your functions compute the same numbers as PyTorch's `torch.softmax` and
 # `F.scaled_dot_product_attention` (which we use from lesson 5 on). We compare them on a batch of
-# 2 sentences × 4 heads × 9 tokens with $d_k = 16$ in float64, without a mask, with a causal mask and
-# with a random padding-style mask, and print the largest absolute difference. Anything at the level of
+# 2 sequences × 4 heads × 9 tokens with $d_k = 16$ in float64, without a mask, with a causal mask and
+# with a padding mask (the second sequence is 6 tokens long), and print the largest absolute difference. Anything at the level of
 # $10^{-15}$ is rounding; the course requires at most $10^{-6}$.
 
 # %%
