@@ -422,6 +422,17 @@ def blocked_weights_zero(weights, allowed, what, *, _k=_KIT):
         )
 
 
+def attempt(fn, *args, what, hint="", _k=_KIT, **kwargs):
+    """Call the student's `fn` as `call` does; an error raised inside it fails the check of `what` in one line that
+    names the error and `hint`, its likely cause (e.g. `K.T` on a batch), instead of a traceback."""
+    try:
+        return _k.call(fn, *args, **kwargs)
+    except (_k.NotImplementedError, _k.AssertionError):
+        raise
+    except _k.Exception as error:  # the student's code failed: say where, in one line
+        raise _k.AssertionError(f"{what} failed ({_k.type_name(error)}: {_k.message(error)}). {hint}".strip()) from None
+
+
 def _message(error, *, _k=_KIT):
     """An exception's message, read through BaseException's own C slot (a student's exception class cannot
     redefine it)."""
@@ -508,6 +519,7 @@ for _name, _function in {
     "refuse": _refuse,
     "torch_counter": _torch_counter,
     "count_torch_call": _count_torch_call,
+    "call": call,
 }.items():
     setattr(_KIT, _name, _function)
 del _KIT, _name, _function  # the checks hold the kit in their defaults; no name here can be rebound to reach it

@@ -471,3 +471,18 @@ def test_a_layout_built_before_comes_back_without_a_rebuild():
     assert box.png == first, "and it draws the same image as before"
     box.controls["scale"].value = 2
     assert box.status == "figure" and box.png != first, "its artists still update"
+
+
+def test_attempt_names_the_failing_check_and_the_likely_cause():
+    def batch_only(X):
+        return X @ X.T  # fine for one sequence, fails for a batch of 3 sequences of 5 tokens
+
+    assert checks.attempt(batch_only, np.ones((2, 3)), what="one sequence").shape == (2, 2)
+    with pytest.raises(AssertionError, match=r"a batch failed \(ValueError: .*\)\. Transpose only the last two axes"):
+        checks.attempt(batch_only, np.ones((3, 5, 2)), what="a batch", hint="Transpose only the last two axes.")
+
+    def unanswered(X):
+        raise NotImplementedError()
+
+    with pytest.raises(NotImplementedError, match="is not implemented yet"):
+        checks.attempt(unanswered, 1, what="x")
