@@ -96,10 +96,10 @@ ac.setup()  # fixed seeds, one thread: the model is tiny, and one thread keeps t
 # last positions have only one neighbour and get no target.
 #
 # **Why this task.** Every output needs **two relations at once** — "the token before me" and "the token
-# after me". Lesson 6 argued that one head has one weight distribution per query, so it cannot put all of
-# its weight on two places; several heads can each take one relation. And both relations are defined by
-# *position*, which attention alone cannot see (lesson 7). So the task should need heads and positions;
-# section 8 measures whether it does.
+# after me". Lesson 6 argued that one head has one weight distribution per query, so it has to split its weight
+# between the two places, and the two values it collects are summed together; several heads can each take one
+# relation. And both relations are defined by *position*, which attention alone cannot see (lesson 7). So the task
+# should need heads and positions; section 8 measures whether it does.
 #
 # **Padding.** Sequences of different lengths share a batch, so the short ones are filled up to
 # $T = 8$ with a padding token `PAD`. Two things then need care:

@@ -383,6 +383,9 @@ assert mean(full) - mean(acc["no layer norm"]) < mean(acc["4 blocks"]) - mean(ac
 assert below("4 blocks, no layer norm", "4 blocks")
 assert 3.5 < mean(loss["4 blocks, no layer norm"]) / mean(loss["4 blocks"]) < 4.5, "mean test loss 4 times higher"
 assert min(ln_cost[4]) > max(ln_cost[2]), ln_cost  # seed by seed, removing it cost more with 4 blocks
+# "a seed gives the runs with and without layer norm the same initial weights" (and the same batches, by train's seed)
+_with, _without = build(1)[1], dict(build(1, dict(layer_norm=False))[1].named_parameters())
+assert all(torch.equal(w, _without[n]) for n, w in _with.named_parameters() if "norm" not in n)
 # section 7, the review and the model answer: heads of block 1 specialise in the left and the right neighbour
 left_head, right_head = neighbour_mass[0, :, 0].argmax(), neighbour_mass[0, :, 2].argmax()
 assert (left_head, right_head) == (0, 1), "the model answer names head 1 (left) and head 2 (right) of block 1"
