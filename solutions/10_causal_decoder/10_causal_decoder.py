@@ -760,7 +760,9 @@ def consecutive_windows(token_ids, length=MAX_LEN):
 
 held_inputs, held_targets = consecutive_windows(held_out_ids)
 train_inputs, train_targets = consecutive_windows(ids)
-bigram_loss, _ = counted_loss(bigram_counts, held_inputs, held_targets)  # on exactly the model's predictions
+# the baselines again, on exactly the model's held-out predictions (the whole windows; the table above used every pair)
+unigram_loss, _ = counted_loss(unigram_counts, torch.zeros_like(held_targets), held_targets)
+bigram_loss, _ = counted_loss(bigram_counts, held_inputs, held_targets)
 
 
 def text_loss(net, inputs=held_inputs, targets=held_targets):
@@ -833,8 +835,9 @@ with ac.student_code("causal_mask and MultiHeadAttention"):
     )
     print(
         f"{STEPS} steps in {train_seconds:.1f} s. Held-out rhymes: {model_loss:.3f} nats per character "
-        f"(perplexity {math.exp(model_loss):.1f}); bigram {bigram_loss:.3f} (perplexity {math.exp(bigram_loss):.1f}), "
-        f"unigram {unigram_loss:.3f} (perplexity {math.exp(unigram_loss):.1f})."
+        f"(perplexity {math.exp(model_loss):.1f}); on the same {held_targets.numel():,} predictions the bigram gives "
+        f"{bigram_loss:.3f} (perplexity {math.exp(bigram_loss):.1f}), the unigram {unigram_loss:.3f} "
+        f"(perplexity {math.exp(unigram_loss):.1f})."
     )
     best_step = min(held_out_curve, key=held_out_curve.get)
     print(
@@ -942,7 +945,8 @@ with ac.student_code("causal_mask and MultiHeadAttention"):
 # Implement two functions.
 #
 # `next_token_probs(logits, temperature=1.0, top_k=None)`: `logits` is a float tensor `(..., V)`;
-# return the next-token probabilities, same shape, each row summing to 1.
+# return the next-token probabilities, same shape, each row summing to 1, as a new tensor: leave `logits` as it was
+# (no in-place `masked_fill_`; the explorer of section 6 reuses the same logits for every setting).
 # * `top_k=None` keeps every token; an integer $k \ge 1$ keeps the $k$ largest logits of each row and
 #   gives every other token probability exactly 0 ($k \ge V$ keeps all). The tests never put a tie at
 #   the $k$-th place.
@@ -1022,6 +1026,7 @@ _mistakes = {
 }
 checks.expect_close(next_token_probs(_z, top_k=2), [[0.73105858, 0.26894142, 0, 0]], "top_k=2", mistakes=_mistakes)
 checks.expect_close(next_token_probs(_z, temperature=0), [[1.0, 0, 0, 0]], "next_token_probs(…, temperature=0)")
+checks.expect(torch.equal(_z, torch.tensor([[2.0, 1.0, 0.0, -1.0]])), "next_token_probs changed the logits it was given (an in-place masked_fill_?): return a new tensor.")  # fmt: skip
 # sampling: greedy is the arg max of every row, without randomness; generators seeded alike give the same samples
 torch.manual_seed(0)
 _rows = torch.randn(1000, 9) * 0.3  # nearly flat rows: a sample would often miss the arg max
@@ -1031,9 +1036,7 @@ checks.expect(
     "sample_next must return an int64 tensor of shape (B,), one token id per row.",
 )
 _misses = int((_t != _rows.argmax(-1)).sum())
-checks.expect(
-    _misses == 0, f"temperature 0: {_misses} of 1000 tokens are not their row's arg max; greedy never samples."
-)
+checks.expect(_misses == 0, f"temperature 0: {_misses} of 1000 tokens are not their row's arg max; greedy never samples.")  # fmt: skip
 _a, _b = (sample_next(_z.expand(4000, 4), generator=torch.Generator().manual_seed(0)) for _ in range(2))
 checks.expect(torch.equal(_a, _b), "two calls with generators seeded alike gave different samples: use the generator.")
 _freq = torch.bincount(_a, minlength=4).double() / len(_a)
@@ -1313,7 +1316,7 @@ def attend_with_cache(mha, x_new, cache, mask=None):
 
 
 # %% tests="kv-cache-tests" points=4
-# Visible checks: a 3-token prompt, then two single tokens, compared with causal attention over the whole sequence.
+# Visible checks: a 2-token prompt, one token, 2 tokens at once (bottom-right mask); against attention recomputed.
 class _Projections(nn.Module):
     """What attend_with_cache uses (like your MultiHeadAttention): num_heads, d_k and four nn.Linear layers."""
 
@@ -1353,11 +1356,8 @@ def _check_cache(mha, x, plan, atol, what):
                     "means the cached keys and values have different lengths: append both to the cache."
                 ) from None
             out, w = checks.output_and_weights(result, tokens, d, stop, "attend_with_cache")
-            checks.expect(
-                all(isinstance(cache.get(name), torch.Tensor) and cache[name].dtype == x.dtype for name in "kv")
-                and out.dtype == x.dtype,
-                f"{tokens}: cache['k'], cache['v'] and the output must be {x.dtype} tensors, the model's number type.",
-            )
+            dtypes = {getattr(t, "dtype", None) for t in (cache.get("k"), cache.get("v"), out, w)}
+            checks.expect(dtypes == {x.dtype}, f"{tokens}: cache['k'], cache['v'], the output and the weights must be {x.dtype} tensors, the model's number type.")  # fmt: skip
             everything = slice(0, stop)
             named = [
                 ("the new tokens attend only to themselves: the cache must keep the keys and values of the earlier "
@@ -1367,19 +1367,22 @@ def _check_cache(mha, x, plan, atol, what):
                 ("the mask is ignored: the new tokens see each other's future; apply the mask to the scores.", n > 1,
                  lambda: attend(new, everything, torch.ones_like(causal))),
                 ("the mask is inverted: True means 'may attend'.", start > 0 and n > 1, lambda: attend(new, everything, ~causal)),
+                ("the new tokens' mask is aligned top-left (is_causal=True?): they are the newest tokens, use the "
+                 "bottom-right mask you are given.", start > 0 and n > 1, lambda: attend(new, everything, causal.tril(0))),
                 ("blocked scores are filled with a large finite number: here the allowed scores are lower still (about "
                  "-1e10), so the blocked keys win. Fill with float('-inf').", n > 1, lambda: attend(new, everything, causal, -1e9)),
             ]  # fmt: skip
             mistakes = {text: wrong() for text, applies, wrong in named if applies}
             checks.expect_close(out, attend(new, everything, causal), f"the output, {tokens}", atol, mistakes=mistakes)
-            checks.expect_shape(w, (B, h, n, stop), f"the weights for {tokens}")
+            want_w = (Q[:, :, new] @ K[:, :, everything].transpose(-1, -2) / dk**0.5).masked_fill(~causal, -math.inf)
+            checks.expect_close(w, want_w.softmax(-1), f"the weights for {tokens}", atol)
             checks.expect_shape(cache["k"], (B, h, stop, dk), f"cache['k'] after {tokens}")
         checks.expect_close(cache["k"], K, f"cache['k'] at the end ({what})", atol)
         checks.expect_close(cache["v"], Vv, "cache['v'] at the end", atol, mistakes={"cache['v'] holds the keys.": K})
 
 
 _x = torch.randn(1, 5, 8, generator=torch.Generator().manual_seed(4))
-_check_cache(_Projections(8, 2, seed=3), _x, [(0, 3), (3, 4), (4, 5)], 1e-5, "d_model = 8, 2 heads")
+_check_cache(_Projections(8, 2, seed=3), _x, [(0, 2), (2, 3), (3, 5)], 1e-5, "d_model = 8, 2 heads")
 ### BEGIN HIDDEN TESTS
 _mha = _Projections(48, 3, seed=5, dtype=torch.float64)  # d_k = 16, float64
 _x = torch.randn(2, 10, 48, generator=torch.Generator().manual_seed(104), dtype=torch.float64)
@@ -1443,7 +1446,7 @@ with ac.student_code("attend_with_cache"):
 # second one: from the second block on, a cached key was computed from a representation that attended to the
 # tokens that have since left the window. Dropping the oldest cache entries therefore gives other numbers than
 # recomputing the window, in any model with more than one block. Models that keep a fixed-size cache (with
-# the sliding-window attention of lesson 11, section 7) are defined that way: it is a different model, not a
+# the sliding-window attention of lesson 11, section 8) are defined that way: it is a different model, not a
 # faster route to the same one.
 
 # %% [markdown]

@@ -105,6 +105,8 @@ EXERCISES = {
             ),
         },
         "right": {
+            "the last T_q rows of the square mask": _MASK
+            + "    return torch.ones(T_k, T_k, dtype=torch.bool).tril()[T_k - T_q:]",
             "compare positions": _MASK
             + "    return torch.arange(T_k)[None, :] <= torch.arange(T_q)[:, None] + (T_k - T_q)",
             "from numpy": _MASK + "    return torch.from_numpy(np.tril(np.ones((T_q, T_k), dtype=bool), k=T_k - T_q))",
@@ -144,6 +146,17 @@ EXERCISES = {
             "blocked scores filled with -1e9 instead of -inf": (
                 _mha(m="        if mask is not None:\n            s = s.masked_fill(~mask, -1e9)\n"),
                 "large finite number",
+            ),
+            "finite fill, then the blocked weights zeroed and the rows renormalised": (
+                _mha(
+                    m="        if mask is not None:\n            s = s.masked_fill(~mask, -1e9)\n",
+                    w=(
+                        "        w = torch.softmax(s, dim=-1)\n"
+                        "        if mask is not None:\n"
+                        "            w = w.masked_fill(~mask, 0.0)\n            w = w / w.sum(-1, keepdim=True)\n"
+                    ),
+                ),
+                "NaN or inf",
             ),
             "detached output": (
                 _mha(o="        return self.W_o((w @ v).transpose(1, 2).reshape(B, T_q, d).detach()), w\n"),
@@ -230,6 +243,10 @@ EXERCISES = {
                     ).replace("logits < kth", "logits > kth")
                 ),
                 "keeps the smallest",
+            ),
+            "top-k fills the caller's logits in place (masked_fill_)": (
+                _probs(topk=_TOPK.replace("logits = logits.masked_fill(", "logits.masked_fill_(")),
+                "changed the logits it was given",
             ),
             "sampling ignores the generator": (
                 _probs(sample=_SAMPLE.replace("generator=generator", "")),
@@ -340,6 +357,28 @@ EXERCISES = {
             "mask inverted": (
                 _cache(mask="    if mask is not None:\n        s = s.masked_fill(mask, float('-inf'))\n"),
                 None,
+            ),
+            "PyTorch's is_causal=True for several new tokens (the top-left mask)": (
+                _cache(
+                    out=(
+                        "    w = torch.softmax(s, dim=-1)\n"
+                        "    o = F.scaled_dot_product_attention(q, k, v, is_causal=T > 1)\n"
+                        "    return mha.W_o(o.transpose(1, 2).reshape(B, T, d)), w\n"
+                    ),
+                ),
+                "aligned top-left",
+            ),
+            "the scores returned as the weights (no softmax)": (
+                _cache(
+                    out="    w = torch.softmax(s, dim=-1)\n    return mha.W_o((w @ v).transpose(1, 2).reshape(B, T, d)), s\n"
+                ),
+                "the weights for",
+            ),
+            "weights returned in float32 by a float64 model": (
+                _cache(
+                    out="    w = torch.softmax(s, dim=-1)\n    return mha.W_o((w @ v).transpose(1, 2).reshape(B, T, d)), w.float()\n"
+                ),
+                "the weights must be",
             ),
             "keys and values swapped in the cache": (
                 _cache(

@@ -280,9 +280,54 @@ EXERCISES = {
             "lse is the running maximum only": (tiled(lse="m"), "lse is only the running maximum"),
             "return_lse ignored": (tiled(ret="out"), "(output, lse) with return_lse=True"),
             "returns (output, None)": (tiled(ret="(out, lse if return_lse else None)"), "only the output"),
+            "two passes per query block, the second over a whole (block_size, T_k) row of scores (no running Õ)": (
+                "def tiled_attention(Q, K, V, block_size, causal=False, return_lse=False):\n"
+                "    T_q, T_k, d_k = Q.shape[-2], K.shape[-2], Q.shape[-1]\n"
+                "    out, lse = np.empty(Q.shape[:-1] + V.shape[-1:]), np.empty(Q.shape[:-1])\n"
+                "    for i0 in range(0, T_q, block_size):\n"
+                "        q = Q[..., i0:i0 + block_size, :] / np.sqrt(d_k)\n"
+                "        rows = np.arange(i0, i0 + q.shape[-2])\n"
+                "        m, l = np.full(q.shape[:-1], -np.inf), np.zeros(q.shape[:-1])\n"
+                "        for j0 in range(0, T_k, block_size):\n"
+                "            if causal and j0 > rows[-1]:\n"
+                "                break\n"
+                "            s = q @ np.swapaxes(K[..., j0:j0 + block_size, :], -1, -2)\n"
+                "            if causal:\n"
+                "                s = np.where(np.arange(j0, j0 + s.shape[-1])[None, :] <= rows[:, None], s, -np.inf)\n"
+                "            m, l = online_softmax_update(m, l, s)\n"
+                "        S = q @ np.swapaxes(K, -1, -2)  # like section 2's online_softmax: a second pass, over the whole row\n"
+                "        if causal:\n"
+                "            S = np.where(np.arange(T_k)[None, :] <= rows[:, None], S, -np.inf)\n"
+                "        out[..., i0:i0 + block_size, :] = np.exp(S - m[..., None]) @ V / l[..., None]\n"
+                "        lse[..., i0:i0 + block_size] = m + np.log(l)\n"
+                "    return (out, lse) if return_lse else out\n",
+                "hold one tile of scores at a time",
+            ),
         },
         "right": {
             "the reference structure": tiled(),
+            "key blocks outside, query blocks inside (FlashAttention-1's order), state kept for every row": (
+                "def tiled_attention(Q, K, V, block_size, causal=False, return_lse=False):\n"
+                "    T_q, T_k, d_k = Q.shape[-2], K.shape[-2], Q.shape[-1]\n"
+                "    m, l = np.full(Q.shape[:-1], -np.inf), np.zeros(Q.shape[:-1])\n"
+                "    O = np.zeros(Q.shape[:-1] + V.shape[-1:])\n"
+                "    for j0 in range(0, T_k, block_size):\n"
+                "        k, v = K[..., j0:j0 + block_size, :], V[..., j0:j0 + block_size, :]\n"
+                "        for i0 in range(0, T_q, block_size):\n"
+                "            rows = np.arange(i0, min(i0 + block_size, T_q))\n"
+                "            if causal and j0 > rows[-1]:\n"
+                "                continue\n"
+                "            s = Q[..., i0:i0 + block_size, :] @ np.swapaxes(k, -1, -2) / np.sqrt(d_k)\n"
+                "            if causal:\n"
+                "                s = np.where(np.arange(j0, j0 + s.shape[-1])[None, :] <= rows[:, None], s, -np.inf)\n"
+                "            mo, lo = m[..., i0:i0 + block_size], l[..., i0:i0 + block_size]\n"
+                "            m_new, l_new = online_softmax_update(mo, lo, s)\n"
+                "            Ob = O[..., i0:i0 + block_size, :]\n"
+                "            O[..., i0:i0 + block_size, :] = Ob * np.exp(mo - m_new)[..., None] + np.exp(s - m_new[..., None]) @ v\n"
+                "            m[..., i0:i0 + block_size], l[..., i0:i0 + block_size] = m_new, l_new\n"
+                "    out = O / l[..., None]\n"
+                "    return (out, m + np.log(l)) if return_lse else out\n"
+            ),
             "block outputs collected in a list and joined at the end": (
                 "def tiled_attention(Q, K, V, block_size, causal=False, return_lse=False):\n"
                 "    T_q, T_k, d_k = Q.shape[-2], K.shape[-2], Q.shape[-1]\n"
@@ -388,6 +433,25 @@ EXERCISES = {
                 "    dS = P * (dO @ np.swapaxes(V, -1, -2) - (dO * O).sum(-1)[..., None])\n"
                 "    return dS @ K / np.sqrt(d_k), np.swapaxes(dS, -1, -2) @ Q / np.sqrt(d_k), np.swapaxes(P, -1, -2) @ dO\n",
                 "work tile by tile",
+            ),
+            "row blocks: each query block against all the keys at once": (
+                "def tiled_attention_backward(Q, K, V, O, dO, lse, block_size, causal=False):\n"
+                "    T_q, T_k, d_k = Q.shape[-2], K.shape[-2], Q.shape[-1]\n"
+                "    dQ, dK, dV = np.zeros(Q.shape), np.zeros(K.shape), np.zeros(V.shape)\n"
+                "    D = (dO * O).sum(axis=-1)\n"
+                "    for i0 in range(0, T_q, block_size):\n"
+                "        q, do = Q[..., i0:i0 + block_size, :], dO[..., i0:i0 + block_size, :]\n"
+                "        rows = np.arange(i0, i0 + q.shape[-2])\n"
+                "        s = q @ np.swapaxes(K, -1, -2) / np.sqrt(d_k)\n"
+                "        if causal:\n"
+                "            s = np.where(np.arange(T_k)[None, :] <= rows[:, None], s, -np.inf)\n"
+                "        P = np.exp(s - lse[..., i0:i0 + block_size, None])\n"
+                "        dV += np.swapaxes(P, -1, -2) @ do\n"
+                "        dS = P * (do @ np.swapaxes(V, -1, -2) - D[..., i0:i0 + block_size, None])\n"
+                "        dQ[..., i0:i0 + block_size, :] += dS @ K / np.sqrt(d_k)\n"
+                "        dK += np.swapaxes(dS, -1, -2) @ q / np.sqrt(d_k)\n"
+                "    return dQ, dK, dV\n",
+                "one query block against",
             ),
             "torch autograd inside": (
                 "def tiled_attention_backward(Q, K, V, O, dO, lse, block_size, causal=False):\n"
@@ -511,19 +575,24 @@ assert np.abs(tiled_out - plain_out).max() < 1e-12 and np.abs(causal_tiled - cau
 assert tiled_peak_1024 < 3 * 8 * 1024 * D_HEAD < output_only_peak[1024] / 10
 # section 4: the backward pass = autograd; the buffered loop = attention; traffic laws and the crossover at 3d^2
 assert backward_gap < 1e-12 and io_gap < 1e-12
-assert 1.8 < slope_N < 2.05 and -1.05 < slope_M < -0.9 and 12 <= min(ratio_to_theory) <= max(ratio_to_theory) < 14
+assert 1.8 < slope_N < 2.05 and -1.05 < slope_M < -0.9 and 12 <= min(ratio_to_theory) <= max(ratio_to_theory) < 16
 assert fewer_from == 3 * D_IO**2 and traffic[N_IO[-1], M_IO[0]] > plain_traffic[N_IO[-1]]
+# the largest fast memory counted is 12 d^2, where the tiles move less than a third of plain attention's numbers
+assert M_IO[-1] == 12 * D_IO**2 and share_at_largest < 1 / 3
 assert all(all(traffic[N, M] == 2 * N * D_IO + 12 * N * N * D_IO**2 // M for M in M_IO) for N in N_IO)
 # Q8: doubling M roughly halves the traffic for a long sequence
 assert all(0.45 < traffic[N_IO[-1], 2 * M] / traffic[N_IO[-1], M] < 0.6 for M in M_IO[:-1])
-# section 5: the cache bytes equal the formula; pooling raises the loss, most for one head; uptraining brings both
-# back within a few hundredths of a nat of the (also uptrained) multi-head decoder; Q9's key
-assert measured_per_token == formula_per_token
+# section 5: the cache bytes equal the formula; uptraining is a fifth of the training, on half of lesson 10's steps
+assert measured_per_token == formula_per_token and UPTRAIN_STEPS * 5 == BASE_STEPS == 400 // 2
+# pooling raises the loss, most for one kv head; the extra steps still help the multi-head control (no memorising
+# regime); uptraining closes more than half of the gap, not all: every seed stays behind its own multi-head decoder,
+# by a few hundredths of a nat (2 kv heads) and about a tenth (1); the per-seed differences lie closer together than
+# the seeds' own multi-head losses. This is Q9's key.
 before = {n: np.mean(b) for n, (b, _) in uptraining.items()}
-assert before[1] > before[2] > before[4] + 0.1 and max(abs(cost[2]), abs(cost[1])) < 0.06
-assert all(np.mean(a) < before[n] for n, (_, a) in uptraining.items() if n < 4)
-spreads = [max(a) - min(a) for _, a in uptraining.values()]
-assert 0.3 * max(abs(cost[2]), abs(cost[1])) < max(spreads) < 3 * max(abs(cost[2]), abs(cost[1])), spreads
+assert before[1] > before[2] > before[4] + 0.1 and np.mean(uptraining[4][1]) < before[4]
+assert all(0.5 < closed[n] < 1 and (paired[n] > 0).all() for n in (2, 1)), (closed, paired)
+assert 0.01 < paired[2].min() and paired[2].max() < 0.06 and 0.07 < paired[1].min() and paired[1].max() < 0.14
+assert all(np.ptp(paired[n]) < np.ptp(multi_head) for n in (2, 1))
 # section 6 (explorer prose): with B >= T at a tiny T, the tiled peak is as large as plain's or larger
 q8, k8, v8 = Q_ex[:8], K_ex[:8], V_ex[:8]
 assert peak_memory(tiled_attention, q8, k8, v8, 32)[1] >= peak_memory(attention_output_only, q8, k8, v8)[1]
@@ -553,7 +622,8 @@ NOT_MEASURED = {
     "16": "settings: 16-bit floats; 16 query heads in Q4",
     "32": "settings: the hypothetical model's 32 layers and 32 query heads",
     "400": "a setting: lesson 10's training steps",
-    "80": "a setting: the uptraining steps",
+    "200": "a setting: the training steps of the uptraining experiment's multi-head decoders",
+    "40": "a setting: the uptraining steps",
     "64": "a setting: the explorer's 64 tokens",
     "1.5": "a setting of Q2",
     "24": "a setting of Q4",
