@@ -20,6 +20,7 @@ process:
 import builtins
 import math
 import sys
+import tracemalloc
 import types
 
 import numpy as np
@@ -46,6 +47,8 @@ def _make_kit():
         "OverflowError",
         "dict",
         "Exception",
+        "getattr",
+        "setattr",
     ):
         setattr(kit, name, getattr(builtins, name))
     kit.FunctionType = types.FunctionType
@@ -53,6 +56,7 @@ def _make_kit():
     kit.np_abs, kit.np_argmax, kit.np_isfinite = np.abs, np.argmax, np.isfinite
     kit.np_array, kit.np_unravel, kit.float64 = np.array, np.unravel_index, np.float64
     kit.ndarray = np.ndarray
+    kit.np_broadcast_to = np.broadcast_to
     kit.np_bool = np.bool_
     kit.np_scalars = tuple(
         t
@@ -67,6 +71,14 @@ def _make_kit():
     kit.float_of_float = float.__float__
     kit.int_of_int = int.__int__
     kit.args_of = BaseException.__dict__["args"].__get__  # C getter of an exception's arguments
+    kit.tracemalloc = tracemalloc  # lesson 11's memory check (numpy_peak_memory)
+    kit.trace_start, kit.trace_stop, kit.traced = tracemalloc.start, tracemalloc.stop, tracemalloc.get_traced_memory
+    kit.is_tracing, kit.switch_get, kit.switch_set = (
+        tracemalloc.is_tracing,
+        sys.getswitchinterval,
+        sys.setswitchinterval,
+    )
+    kit.counter_class = None
     kit.modules = sys.modules  # the dict itself, for torch's tensor types once torch is loaded
     kit.tensor = None  # (Tensor, Parameter) and TensorBase's C methods, bound on first use
     return kit
@@ -393,11 +405,95 @@ def same_as_torch_attention(call, theirs, x, mask, what, mistakes=None, atol=1e-
     return output, weights
 
 
+def blocked_weights_zero(weights, allowed, what, *, _k=_KIT):
+    """The weights at blocked positions (`allowed` False, a boolean array or tensor broadcastable to the weights)
+    must be exactly 0, and every weight finite. Run on scores that are all far below -1e9, it catches a mask filled
+    with a large negative number in place of -inf (that number then beats every allowed score), and a mask or a
+    softmax applied in a way that turns such rows into 0/0."""
+    w = _k.plain(weights, what)
+    fix = "set blocked scores to -inf before a stable softmax (lesson 4)"
+    if not _k.bool(_k.np_isfinite(w).all()):
+        raise _k.AssertionError(f"{what}: the weights contain NaN or inf (every score is far below -1e9): {fix}.")
+    blocked = _k.np_broadcast_to(_k.plain(allowed, "the mask") == 0, w.shape)
+    if _k.bool(w[blocked].any()):
+        raise _k.AssertionError(
+            f"{what}: blocked keys got weight although they must get exactly 0 whatever the allowed scores are (here "
+            f"all far below -1e9): {fix}; a large negative number such as -1e9 in place of -inf is not enough."
+        )
+
+
+def attempt(fn, *args, what, hint="", _k=_KIT, **kwargs):
+    """Call the student's `fn` as `call` does; an error raised inside it fails the check of `what` in one line that
+    names the error and `hint`, its likely cause (e.g. `K.T` on a batch), instead of a traceback."""
+    try:
+        return _k.call(fn, *args, **kwargs)
+    except (_k.NotImplementedError, _k.AssertionError):
+        raise
+    except _k.Exception as error:  # the student's code failed: say where, in one line
+        raise _k.AssertionError(f"{what} failed ({_k.type_name(error)}: {_k.message(error)}). {hint}".strip()) from None
+
+
 def _message(error, *, _k=_KIT):
     """An exception's message, read through BaseException's own C slot (a student's exception class cannot
     redefine it)."""
     args = _k.args_of(error)
     return _k.str_of_str(args[0]) if args and _k.type(args[0]) is _k.str else ""
+
+
+# --- lesson 11 (attention at scale): memory that numpy holds, in code that must stay in numpy ---------------------
+
+
+def _refuse(*args, _k=_KIT, **kwargs):
+    raise _k.AssertionError("this check measures memory with tracemalloc: do not stop, clear or reset it yourself.")
+
+
+def _count_torch_call(self, func, types, args=(), kwargs=None, *, _k=_KIT):
+    """TorchFunctionMode's hook: count every torch function and tensor method called, then call it."""
+    self.calls += 1
+    return func(*args, **(kwargs or {}))
+
+
+def _torch_counter(*, _k=_KIT):
+    """A fresh TorchFunctionMode that counts torch calls (None while torch is not loaded)."""
+    torch = _k.modules.get("torch")
+    if torch is None:
+        return None
+    if _k.counter_class is None:
+        mode = torch.overrides.TorchFunctionMode
+        _k.counter_class = _k.type("CountTorchCalls", (mode,), {"__torch_function__": _k.count_torch_call, "calls": 0})
+    return _k.counter_class()
+
+
+def numpy_peak_memory(fn, *args, _k=_KIT, **kwargs):
+    """Call fn(*args, **kwargs); return (its result, peak bytes, torch calls).
+
+    The peak is the largest number of bytes Python and numpy held at one time during the call beyond what existed
+    before (tracemalloc; numpy reports its arrays to it): the arrays fn creates, its temporaries and its result.
+    PyTorch's allocator does not report to tracemalloc, so a tensor of 64 MB counts as almost nothing: the peak only
+    means something when the third number, how many torch functions and tensor methods fn called, is 0. A long
+    switch interval keeps other threads (a notebook's messaging) from allocating in between."""
+    switch = _k.switch_get()
+    saved = {name: _k.getattr(_k.tracemalloc, name) for name in ("stop", "clear_traces", "reset_peak")}
+    counter = _k.torch_counter()
+    _k.switch_set(1.0)
+    _k.trace_start()
+    try:
+        for name in saved:
+            _k.setattr(_k.tracemalloc, name, _k.refuse)
+        if counter is None:
+            result = fn(*args, **kwargs)
+        else:
+            with counter:
+                result = fn(*args, **kwargs)
+        if not _k.is_tracing():
+            raise _k.AssertionError("tracemalloc was stopped during the call: do not stop it yourself.")
+        peak = _k.traced()[1]
+    finally:
+        for name, original in saved.items():
+            _k.setattr(_k.tracemalloc, name, original)
+        _k.trace_stop()
+        _k.switch_set(switch)
+    return result, peak, 0 if counter is None else counter.calls
 
 
 # The kit also holds the checks' own helpers, so that they call each other through it, not through globals.
@@ -420,6 +516,10 @@ for _name, _function in {
     "dtype_name": _dtype_name,
     "expect_close": expect_close,
     "message": _message,
+    "refuse": _refuse,
+    "torch_counter": _torch_counter,
+    "count_torch_call": _count_torch_call,
+    "call": call,
 }.items():
     setattr(_KIT, _name, _function)
 del _KIT, _name, _function  # the checks hold the kit in their defaults; no name here can be rebound to reach it

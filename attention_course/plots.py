@@ -227,7 +227,36 @@ def save(fig, name):
     return fig
 
 
-# --- lesson 05 (and 06): one query traced through attention, with the numbers ---------------------------------------
+# --- lessons 05 and 06: matrices drawn with their numbers, and one query traced through attention -------------------
+
+
+def number_text(value, digits=2):
+    """`value` with `digits` decimals as a drawn matrix prints it: no minus sign on a value shown as 0 ("-0.00"). A
+    hyphen-minus, not "−", which is too wide for a cell of five characters."""
+    text = f"{value:.{digits}f}"
+    return text.lstrip("-") if float(text) == 0 else text
+
+
+def number_grid(ax, M, left, top, cell_w, cell_h=1.0, fills=None, digits=2, edge="#9E9E9E"):
+    """Draw matrix M (rows, cols) as cells that print its numbers (number_text), the top-left corner at (left, top)
+    in data units of an axes whose y axis points down; returns the grid's right edge.
+
+    fills: None (white), one colour for every cell, or one per entry ((rows, cols, 3) or (rows, cols, 4)); each
+    number is dark or white, whichever contrasts more with its fill. The one place where a matrix is drawn with its
+    numbers: qkv_flow (lesson 05) and lesson 06's multi-head data-flow figure use it."""
+    from matplotlib.patches import Rectangle
+
+    M = _array(M)
+    if fills is None or isinstance(fills, str) or np.ndim(fills) == 1:  # one colour for every cell
+        fills = np.broadcast_to(to_rgb("white" if fills is None else fills), (*M.shape, 3))
+    fills = np.asarray(fills, dtype=float)[..., :3]
+    for (i, j), value in np.ndenumerate(M):
+        x, y, fill = left + j * cell_w, top + i * cell_h, fills[i, j]
+        ax.add_patch(Rectangle((x, y), cell_w, cell_h, facecolor=fill, edgecolor=edge, lw=0.6))
+        ink = TEXT if contrast(TEXT, fill) >= contrast("white", fill) else "white"
+        ax.text(x + cell_w / 2, y + cell_h / 2, number_text(value, digits), ha="center", va="center",
+                fontsize=MIN_FONT_PT, color=ink)  # fmt: skip
+    return left + M.shape[1] * cell_w
 
 
 def qkv_flow(
@@ -249,14 +278,14 @@ def qkv_flow(
     weights  the query's attention weights, (T,) or (T, T) like scores
     output   the query's output, (d_v,), or (T, d_v) (row `query`)
     query    index of the traced token
-    head     None, or a head number: labels become Q_h = X W^Q_h and so on (lesson 06 draws one panel per head)
+    head     None, or a head number: labels become Q_h = X W^Q_h and so on (one panel per head)
     digits   decimals shown in every cell (1 or 2; fewer fit more columns)
     ax       draw into this axes (sized by the caller); by default a new figure sized to fit its numbers, refused
              with a ValueError if wider than MAX_WIDTH_IN
     title    the axes title (say what the reader should see)
 
     Returns the axes. Arrays may be numpy arrays or tensors."""
-    from matplotlib.patches import FancyArrowPatch, Rectangle
+    from matplotlib.patches import FancyArrowPatch
 
     X, Q, K, V = (_array(a).astype(float) for a in (X, Q, K, V))
     row = lambda a: (lambda m: m[query] if m.ndim == 2 else m)(_array(a).astype(float))  # noqa: E731
@@ -281,7 +310,6 @@ def qkv_flow(
         ("weights\n(softmax)", weights[:, None]),
         (f"$V{h} = XW^V{h}$", V),
     ]
-    fmt = f"{{:.{digits}f}}"
     cell_w, gap, label_w = 0.13 + 0.09 * (digits + 1), 0.35, 0.09 * max(len(t) for t in tokens) + 0.2
     widths = [block.shape[1] * cell_w for _, block in blocks]
     total_w = label_w + sum(widths) + gap * (len(blocks) - 1)
@@ -297,10 +325,6 @@ def qkv_flow(
     ax.set_ylim(T + 1.6, -3.0)  # rows go down: headers, the query's q above K, the tokens, the output under V
     ax.axis("off")
 
-    def cell(x, y, value, fill="white", text=TEXT):
-        ax.add_patch(Rectangle((x, y - 0.5), cell_w, 1, facecolor=fill, edgecolor="#9E9E9E", lw=0.6))
-        ax.text(x + cell_w / 2, y, fmt.format(value), ha="center", va="center", fontsize=MIN_FONT_PT, color=text)
-
     picked = to_hex(np.array(to_rgb(COLOR["highlight"])) * 0.45 + 0.55)  # light orange: the picked token
     cmap = plt.get_cmap(SEQUENTIAL)
     for i, token in enumerate(tokens):
@@ -309,17 +333,15 @@ def qkv_flow(
     lefts = label_w + np.concatenate([[0], np.cumsum([w + gap for w in widths[:-1]])])
     for (name, block), left, width in zip(blocks, lefts, widths):
         ax.text(left + width / 2, -1.7, name, ha="center", va="bottom", fontsize=MIN_FONT_PT, color=TEXT)
-        for (i, j), value in np.ndenumerate(block):
-            fill, text = "white", TEXT
-            if name.startswith("weights"):
-                fill, text = cmap(value), ("white" if value < 0.5 else TEXT)
-            elif i == query and name[1] in "XQ":
-                fill = picked
-            cell(left + j * cell_w, i, value, fill, text)
+        fills = np.ones((*block.shape, 3))  # white; row i of the matrix is drawn around y = i
+        if name.startswith("weights"):
+            fills = cmap(block)
+        elif name[1] in "XQ":
+            fills[query] = to_rgb(picked)
+        number_grid(ax, block, left, -0.5, cell_w, fills=fills, digits=digits)
     q_left, k_left, v_left = lefts[-5], lefts[-4], lefts[-1]
     # the query's row of Q, copied above K: each score is this row · a row of K, divided by √d_k
-    for j, value in enumerate(Q[query]):
-        cell(k_left + j * cell_w, -1.0, value, fill=picked)
+    number_grid(ax, Q[query][None], k_left, -1.5, cell_w, fills=picked, digits=digits)
     ax.add_patch(
         FancyArrowPatch(
             (q_left + widths[-5] + 0.03, query), (k_left - 0.03, -1.0), arrowstyle="-|>", mutation_scale=9,
@@ -328,8 +350,7 @@ def qkv_flow(
     )  # fmt: skip
     # the output: each row of V times its weight, summed down the column
     light_blue = to_hex(np.array(to_rgb(COLOR["yours"])) * 0.3 + 0.7)
-    for j, value in enumerate(output):
-        cell(v_left + j * cell_w, T + 0.9, value, fill=light_blue)
+    number_grid(ax, output[None], v_left, T + 0.4, cell_w, fills=light_blue, digits=digits)
     ax.text(
         v_left - 0.1, T + 0.9, f"output of '{tokens[query]}' = Σ weight × row of V",
         ha="right", va="center", fontsize=MIN_FONT_PT, color=TEXT,

@@ -257,6 +257,17 @@ def tight_crop(fig, pad_inches=0.1):
     return x0, y0, x1, y1
 
 
+LAYOUTS_KEPT = 8  # layouts an explorer keeps for a quick switch back (each holds a canvas at twice the density)
+
+
+def _hashable(key):
+    try:
+        hash(key)
+    except TypeError:
+        return False
+    return True
+
+
 _watchers = []
 
 
@@ -281,6 +292,7 @@ class Explorer(w.VBox):
         self.redraw_seconds, self.builds = [], 0
         self.status, self.alt_text, self.png = "new", "", b""
         self._key = self._fig = self._crop = self._background = None
+        self._layouts = {}  # key -> a layout built before (see _figure)
         for callback in _watchers:
             callback(self)
         controls_row = w.HBox(list(self.controls.values()), layout=w.Layout(flex_flow="row wrap"))  # wrap, never clip
@@ -297,20 +309,39 @@ class Explorer(w.VBox):
         return {name: control.value for name, control in self.controls.items()}
 
     def _figure(self, values):
-        """The persistent figure, rebuilt only when the view's key changes."""
+        """The persistent figure, built only when the view's key changes to one not seen lately: a layout built
+        before (e.g. for another number of heads) comes back with its crop and cached background."""
         key = self.view.key(**values)
-        if self._fig is None or key != self._key:
-            if self._fig is not None:
-                plt.close(self._fig)
-            self._fig = self._crop = self._background = None
-            self.view.dynamic = ()
-            self._fig = self.view.figure = self.view.build(**values)
-            plt.close(self._fig)  # out of pyplot's list (no second copy inline); it is shown as an image here
-            FigureCanvasAgg(self._fig)  # closing detached its canvas: draw it with Agg from now on
-            self._fig.set_dpi(plots.CSS_PX_PER_INCH * plots.DENSITY)  # sharp, shown at its size (as plots.show)
-            self._key, self.builds = key, self.builds + 1
-            self._min_pt = min(plots.font_sizes(self._fig) or [plots.MIN_FONT_PT])
+        if self._fig is not None and key == self._key:
+            return self._fig
+        self._park()
+        layout = self._layouts.pop(key, None) if _hashable(key) else None
+        if layout is not None:
+            self._fig, self._crop, self._background, self._min_pt, state = layout
+            self.view.__dict__.update(state)  # the view's artists of that layout
+            self._key = key
+            return self._fig
+        self.view.dynamic = ()
+        self._fig = self.view.figure = self.view.build(**values)
+        plt.close(self._fig)  # out of pyplot's list (no second copy inline); it is shown as an image here
+        FigureCanvasAgg(self._fig)  # closing detached its canvas: draw it with Agg from now on
+        self._fig.set_dpi(plots.CSS_PX_PER_INCH * plots.DENSITY)  # sharp, shown at its size (as plots.show)
+        self._key, self.builds = key, self.builds + 1
+        self._min_pt = min(plots.font_sizes(self._fig) or [plots.MIN_FONT_PT])
         return self._fig
+
+    def _park(self):
+        """Keep the current layout for when its key comes back (the last LAYOUTS_KEPT of them)."""
+        if self._fig is None:
+            return
+        if _hashable(self._key) and not isinstance(self.view, _Redraw):
+            state = dict(self.view.__dict__)
+            self._layouts[self._key] = (self._fig, self._crop, self._background, self._min_pt, state)
+            while len(self._layouts) > LAYOUTS_KEPT:
+                plt.close(self._layouts.pop(next(iter(self._layouts)))[0])
+        else:
+            plt.close(self._fig)
+        self._fig = self._crop = self._background = None
 
     def redraw(self, change=None):
         start = time.perf_counter()

@@ -34,7 +34,6 @@ from browser_support import (
     shown_images,
 )
 from harness import BROWSER_LESSON_FOR_KIND, LESSONS, read, solution_path, student_path
-from test_lessons import WIDE_FIGURES_TO_RESTACK
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.xdist_group("browser")]
 
@@ -254,8 +253,6 @@ class ExplorerDriver:
             if control["shows"] is not None:
                 assert control["says"] == control["shows"], f"{self.name}: the handle announces {control['says']!r}"
         for alt, ratio, pt in shown_images(self.page, ".ac-explorer"):
-            if self.lesson in WIDE_FIGURES_TO_RESTACK:
-                break
             assert alt and ratio >= 0.9 and pt >= 8.95, f"{self.name}: {alt[:60]!r} shown at {ratio:.2f}, {pt:.1f} pt"
         violations = axe_violations(self.page, [[".ac-explorer"]])
         assert not violations, f"{self.name}: {violations}"

@@ -414,3 +414,75 @@ def test_qkv_flow_draws_every_number_of_one_query_and_fits_the_column():
         plots.qkv_flow(tokens, X, Q, K[:, :1], V, scores, weights, output, query=1)
     with pytest.raises(ValueError, match="notebook column"):
         plots.qkv_flow(tokens, rng.standard_normal((3, 30)), Q, K, V, scores, weights, output, query=1)
+
+
+# --- lesson 11: numpy_peak_memory -------------------------------------------------------------------------------------
+
+
+def test_numpy_peak_memory_sees_numpy_and_counts_torch():
+    result, peak, calls = checks.numpy_peak_memory(lambda n: np.ones((n, n)), 512)
+    assert result.shape == (512, 512) and 8 * 512 * 512 <= peak < 1.5 * 8 * 512 * 512 and calls == 0
+    _, peak, calls = checks.numpy_peak_memory(lambda n: torch.ones(n, n).sum().item(), 2048)
+    assert calls >= 2 and peak < 8 * 2048 * 2048 / 100, "torch's 16 MB is invisible to tracemalloc, but counted"
+    import tracemalloc
+
+    with pytest.raises(AssertionError, match="do not stop, clear or reset"):
+        checks.numpy_peak_memory(lambda: tracemalloc.reset_peak())
+    assert not tracemalloc.is_tracing() and tracemalloc.reset_peak is not checks._refuse
+
+
+# --- lessons 05 and 06: a matrix drawn with its numbers; lesson 06: masks that hold for scores far below -1e9 -------
+
+
+def test_number_grid_draws_each_number_in_a_cell_with_readable_ink():
+    fig, ax = plt.subplots()
+    ax.set_xlim(0, 3), ax.set_ylim(3, 0)  # y points down, as in the data-flow figures
+    M = np.array([[0.25, -1.5], [-0.001, 0.9]])
+    fills = np.array([[[1, 1, 1], [0, 0, 0.3]], [[1, 1, 1], [1, 1, 0.8]]], dtype=float)  # one dark cell
+    right = plots.number_grid(ax, M, 0.5, 1.0, 0.4, 0.3, fills=fills, digits=2)
+    assert right == pytest.approx(0.5 + 2 * 0.4)
+    texts = {t.get_text(): t for t in ax.texts}
+    assert sorted(texts) == ["-1.50", "0.00", "0.25", "0.90"]  # no "-0.00"
+    assert texts["-1.50"].get_color() == "white" and texts["0.25"].get_color() == plots.TEXT
+    assert texts["0.25"].get_position() == pytest.approx((0.7, 1.15))  # the centre of the top-left cell
+    assert len(ax.patches) == 4 and min(plots.font_sizes(fig)) >= plots.MIN_FONT_PT
+    plots.number_grid(ax, M[:1], 0, 0, 0.4, fills="white", digits=1)  # one colour for every cell
+    assert [t.get_text() for t in ax.texts[-2:]] == ["0.2", "-1.5"]
+    plt.close(fig)
+
+
+def test_blocked_weights_zero_names_a_finite_fill_and_nan():
+    allowed = np.tril(np.ones((3, 3), dtype=bool))
+    right = np.where(allowed, 1.0, 0.0) / allowed.sum(-1, keepdims=True)
+    checks.blocked_weights_zero(np.stack([right, right]), allowed, "two heads")  # broadcast over the heads
+    checks.blocked_weights_zero(torch.from_numpy(right), torch.from_numpy(allowed), "a tensor")
+    with pytest.raises(AssertionError, match="blocked keys got weight.*-1e9 in place of -inf"):
+        checks.blocked_weights_zero(np.full((3, 3), 1 / 3), allowed, "a -1e9 fill")
+    with pytest.raises(AssertionError, match="contain NaN or inf"):
+        checks.blocked_weights_zero(np.where(allowed, np.nan, 0.0), allowed, "0/0")
+
+
+def test_a_layout_built_before_comes_back_without_a_rebuild():
+    box = widgets.explore(_Bars(), n=widgets.slider("n", 2, 9, 3), scale=widgets.slider("scale", 0, 3, 1))
+    first = box.png
+    box.controls["n"].value = 5
+    box.controls["n"].value = 3
+    assert box.builds == 2, "n = 3's layout is kept, not built again"
+    assert box.png == first, "and it draws the same image as before"
+    box.controls["scale"].value = 2
+    assert box.status == "figure" and box.png != first, "its artists still update"
+
+
+def test_attempt_names_the_failing_check_and_the_likely_cause():
+    def batch_only(X):
+        return X @ X.T  # fine for one sequence, fails for a batch of 3 sequences of 5 tokens
+
+    assert checks.attempt(batch_only, np.ones((2, 3)), what="one sequence").shape == (2, 2)
+    with pytest.raises(AssertionError, match=r"a batch failed \(ValueError: .*\)\. Transpose only the last two axes"):
+        checks.attempt(batch_only, np.ones((3, 5, 2)), what="a batch", hint="Transpose only the last two axes.")
+
+    def unanswered(X):
+        raise NotImplementedError()
+
+    with pytest.raises(NotImplementedError, match="is not implemented yet"):
+        checks.attempt(unanswered, 1, what="x")

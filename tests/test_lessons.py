@@ -123,19 +123,10 @@ def test_every_figure_has_alt_text_in_the_page(solved):
     assert all(a.strip() for a in alts), f"every explorer image has alt text: {alts}"
 
 
-# Lessons whose figures are being restacked (issue 24); the lead removes each as its lesson lands.
-WIDE_FIGURES_TO_RESTACK = {
-    "10_causal_decoder",
-    "11_attention_at_scale",
-}
-
-
 @pytest.mark.parametrize("lesson", lesson_params())
 def test_every_figure_fits_the_notebook_column(solved):
     """No figure is wider than JupyterLab's notebook column at 1280 px with the file browser open, so none is shrunk
     below 9 pt (stack wide panels instead). Explorers are checked by the browser suite."""
-    if solved.lesson in WIDE_FIGURES_TO_RESTACK:
-        pytest.xfail("figures not yet restacked for the column")
     images, _ = _images(solved.nb)
     wide = [(i, int(a["width"])) for i, a in images if int(a.get("width", 0)) > COLUMN_PX]
     assert not wide, f"(cell, width in px) wider than the {COLUMN_PX}-px column: {wide}"
@@ -196,8 +187,7 @@ def test_figures_reach_every_reader_in_jupyterlab_and_html(solved, reading_lab, 
         images = shown_images(page.page)
         assert images and all((alt or "").strip() for alt, _, _ in images), [alt for alt, _, _ in images]
         small = [(alt[:50], round(ratio, 2), round(pt, 1)) for alt, ratio, pt in images if ratio < 0.9 or pt < 8.95]
-        if solved.lesson not in WIDE_FIGURES_TO_RESTACK:
-            assert not small, f"images shrunk (alt, shown/made, smallest text in pt as shown): {small}"
+        assert not small, f"images shrunk (alt, shown/made, smallest text in pt as shown): {small}"
         violations = axe_violations(page.page)
         assert not violations, violations
         ARTIFACTS.mkdir(parents=True, exist_ok=True)
@@ -209,21 +199,12 @@ def test_figures_reach_every_reader_in_jupyterlab_and_html(solved, reading_lab, 
     assert exported and all(re.search(r'alt="[^"]+"', tag) for tag in exported), "nbconvert HTML: an image lacks alt"
 
 
-# Lessons whose CLAIMS are being written (issue 22); the lead removes each as its lesson lands.
-CLAIMS_TO_WRITE = {
-    "10_causal_decoder",
-    "11_attention_at_scale",
-}
-
-
 @pytest.mark.parametrize("lesson", lesson_params())
 def test_claims_in_the_prose_hold(solved):
     """Every catalog defines CLAIMS: test-only code, run in the solved kernel, that asserts what the lesson's prose,
     model answers and rubrics say about its own measurements (kept out of the notebook, where a student's run could
     trip it). Every number written in the prose is asserted there with `claim("0.13", value)`, or listed in the
     catalog's NOT_MEASURED with why (a parameter, a definition, a date)."""
-    if solved.lesson in CLAIMS_TO_WRITE:
-        pytest.xfail("CLAIMS not yet written for every number of this lesson")
     catalog = runpy.run_path(str(CATALOGS / f"{solved.lesson}.py"))
     assert catalog.get("CLAIMS"), "no CLAIMS in this lesson's catalog"
     outputs = solved.run(catalog_tools.CLAIM_TOOLS + "\n" + catalog["CLAIMS"])

@@ -64,9 +64,10 @@ ac.setup()
 # * **Default precision.** `torch.tensor([1.0, 2.0])` is `float32`; numpy's default is `float64`.
 #   `torch.from_numpy(a)` keeps numpy's `float64` and **shares memory** with `a` (change one, the other
 #   changes). When the two precisions meet, PyTorch treats operations differently: element-wise ones (`+`,
-#   `-`, `*`, `/`) silently *promote* the result to `float64`, while a matrix product (`@`) of a `float32` and
-#   a `float64` tensor is an error. Either way, convert one of them yourself with `.float()` or `.double()`,
-#   so that you know which precision you get.
+#   `-`, `*`, `/`) silently *promote* the result to `float64` (unless the `float64` side is a single number
+#   without axes: then the result stays `float32`), while a matrix product (`@`) of a `float32` and a `float64`
+#   tensor is an error. Either way, convert one of them yourself with `.float()` or `.double()`, so that you
+#   know which precision you get.
 # * **Axis names.** Reductions take `dim=` (numpy calls it `axis=`), e.g. `x.sum(dim=-1)`.
 # * **Back to Python.** `t.item()` turns a one-element tensor into a Python number; `t.numpy()` gives a numpy
 #   array (section 3 shows when you must call `.detach()` first).
@@ -85,6 +86,7 @@ a[0, 0] = 100.0
 print("after a[0, 0] = 100, t[0, 0] is", t[0, 0].item())
 
 print("float32 + float64 gives", (x + t.T).dtype, "and float32 * float64 gives", (x * t.T).dtype, "(promoted)")
+print("float32 * a float64 number without axes gives", (x * torch.tensor(2.0, dtype=torch.float64)).dtype)
 try:
     x @ t
 except RuntimeError as error:
@@ -262,9 +264,10 @@ print(f"largest difference from diag(1 - h²) W: {(J - by_hand).abs().max().item
 #
 # Write `mse_and_grad(w, X, y)` that returns the pair `(loss, grad)`: `loss` is $L(w)$ as a Python float,
 # `grad` is $\partial L/\partial w$, a tensor of shape `(d,)`. The checks require that
-# * the gradient comes **from autograd**: they watch for operations recorded for autograd while your function
-#   runs, so a gradient written out by hand gets no points here (that formula is what the checks compare with:
-#   $\nabla_w L = \tfrac{2}{N} X^\top (Xw - y)$, from the chain rule);
+# * the gradient comes **from autograd**: the checks watch whether autograd takes part while your function runs
+#   (`backward()`, `torch.autograd.grad`, `torch.autograd.functional` and `torch.func`, in reverse or forward
+#   mode, all count), so a gradient written out by hand gets no points here (that formula is what the checks
+#   compare with: $\nabla_w L = \tfrac{2}{N} X^\top (Xw - y)$, from the chain rule);
 # * the caller's `w` comes back untouched: no `requires_grad` flag and no `.grad` set on it;
 # * calling the function twice gives the same result.
 #
@@ -299,23 +302,25 @@ def mse_and_grad(w, X, y):
 
 
 # %% tests="mse-and-grad-tests" points=2
-def _calls_autograd(fn, *args):
-    """(fn's result, whether it recorded operations for autograd while it ran)."""
-    recorded = []
-    try:
-        with torch.autograd.graph.saved_tensors_hooks(lambda t: recorded.append(1) or t, lambda t: t):
-            return checks.call(fn, *args), bool(recorded)
-    except RuntimeError as error:  # torch.func's transforms (autograd too) refuse these hooks
-        if "saved tensor hooks" not in str(error):
-            raise
-        return fn(*args), True
+class _Autograd(torch.overrides.TorchFunctionMode):
+    """Notes whether autograd takes part while it is on: an operation on a tensor that requires grad (backward,
+    torch.autograd.grad, torch.func.grad...) or a dual tensor made for forward mode (torch.func.jacfwd...)."""
+
+    used = False
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        tensors = [a for a in (*args, *kwargs.values()) if isinstance(a, torch.Tensor)]
+        self.used |= getattr(func, "__name__", "") == "_make_dual" or any(t.requires_grad for t in tensors)
+        return func(*args, **kwargs)
 
 
 def _check_mse_and_grad(w, X, y, what):
     """Your mse_and_grad(w, X, y) against the loss and the formula 2/N Xᵀ(Xw − y), naming the usual mistakes."""
     N, r = len(y), X @ w - y
     want_loss, want_grad = (r**2).mean().item(), 2 / N * X.T @ r
-    result, recorded = _calls_autograd(mse_and_grad, w, X, y)
+    with _Autograd() as autograd:
+        result = checks.call(mse_and_grad, w, X, y)
     checks.expect(
         isinstance(result, (tuple, list)) and len(result) == 2, "mse_and_grad should return a pair (loss, grad)."
     )
@@ -335,8 +340,8 @@ def _check_mse_and_grad(w, X, y, what):
         "the gradient is N times too large: the loss must be the mean, not the sum.": N * want_grad,
         "the gradient has the wrong sign: it points uphill, towards a larger loss.": -want_grad,
     })  # fmt: skip
-    checks.expect(recorded, "the gradient is right, but autograd did not compute it (no operation was recorded): "
-                  "compute the loss from a copy of w that requires grad, then call backward() on it.")  # fmt: skip
+    checks.expect(autograd.used, "the gradient is right, but autograd did not compute it (no tensor that requires "
+                  "grad took part): compute the loss from a copy of w that requires grad, then call backward() on it.")  # fmt: skip
     checks.expect(
         w.grad is None and not w.requires_grad,
         "the caller's w was changed (it now requires grad or has a .grad): work on "
@@ -755,7 +760,9 @@ class FitView(widgets.View):
         ax_fit.set_ylabel("y")
         ax_fit.legend(loc="upper left")
         self.fit_title = ax_fit.set_title(" ")
-        (self.curve,) = ax_loss.semilogy([], [], "o-", ms=2.5, color=plots.color("yours"), label="your train_step")
+        (self.curve,) = ax_loss.semilogy(
+            [], [], "o-", ms=2.5, color=plots.color("yours"), label="your train_step (above 10⁵: drawn at 10⁵)"
+        )
         ax_loss.axhline(best_loss, color=plots.color("reference"), ls="--", lw=1, label="least squares")
         ax_loss.set_xlim(0, MAX_STEPS + 1)
         ax_loss.set_ylim(LOSS_FLOOR, LOSS_CEILING)
@@ -975,7 +982,7 @@ q2_answer = 1040
 #
 # * **a** — training converges faster than at any smaller learning rate, since every step is bigger
 # * **b** — the loss still falls, only more slowly
-# * **c** — along the steepest direction the error is multiplied by $|1 - \eta\lambda_\text{max}| > 1$ at every step, so after a few steps the loss grows from step to step and the line swings further each time
+# * **c** — along the steepest direction the size of the error is multiplied by $|1 - \eta\lambda_\text{max}| > 1$ at every step, so after a few steps the loss grows from step to step and the line swings further each time
 # * **d** — PyTorch stops with an error as soon as a step makes the loss larger
 
 # %% quiz="quiz-diverging-lr" choices="abcd" key="c" points=1
@@ -990,9 +997,9 @@ q2_answer = 1040
 #     optimizer.step()
 # ```
 #
-# Its loss falls for a few steps, then behaves worse and worse. In 3–5 sentences: what is missing, what
-# happens to the gradients and to the steps because of it, and where can the fix go in the loop (name
-# two places that work)?
+# Its loss falls for a few steps, then climbs back up and keeps swinging instead of settling. In 3–5
+# sentences: what is missing, what happens to the gradients and to the steps because of it, and where can
+# the fix go in the loop (name two places that work)?
 #
 # <details><summary>Before you hand in</summary>
 #
@@ -1007,15 +1014,16 @@ q2_answer = 1040
 # ### BEGIN SOLUTION
 # *Model answer.* The loop never resets the gradients (`optimizer.zero_grad()` is missing).
 # `backward()` adds to `.grad`, so at step $k$ each parameter's `.grad` holds the sum of the gradients of
-# all $k$ steps so far. The update therefore uses a stale, growing sum: the steps get longer and keep
-# pointing along old directions, as if the learning rate grew with every step, which overshoots and can
-# make the loss diverge. The fix is `optimizer.zero_grad()` before `loss.backward()` in every step: at the
+# all $k$ steps so far, and every update uses that stale sum. While the gradients point the same way the
+# steps grow; once the parameters pass the minimum, the old gradients in the sum still push them onwards,
+# like a momentum that never fades, so they overshoot and swing back and forth around the minimum instead of
+# settling (with a large learning rate the swings can grow until the loss diverges). The fix is `optimizer.zero_grad()` before `loss.backward()` in every step: at the
 # start of the loop body, or at its end after `optimizer.step()` (then the first step starts from the
 # fresh model's empty gradients).
 #
 # *Rubric (3 points).* 1 point: names the missing reset of the gradients (`zero_grad`, or setting every
 # `.grad` to zero/None). 1 point: explains that `backward()` accumulates, so the steps use the sum of
-# past gradients (larger, stale steps, like a growing learning rate). 1 point: two valid places, at the
+# past gradients (stale steps that keep pushing past the minimum: overshooting, swinging or diverging). 1 point: two valid places, at the
 # start of each step (before `backward`) or right after `step()`; a place between `backward()` and `step()`
 # is wrong and earns no point. No point for restating the question.
 # ### END SOLUTION

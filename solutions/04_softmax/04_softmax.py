@@ -109,8 +109,9 @@ print("formula as written on", -z_big, "->", naive_small)
 # %% [markdown]
 # Scores of 1000 are not exotic: the *unscaled* scores of a $d_k = 512$ head already spread about
 # $\sqrt{512} \approx 23$ either side of 0 (lesson 3), a trained model's logits can be far larger, and in
-# float32 (the default on GPUs) the limit is below 89 (both printed above). The fix uses the shift
-# property: subtract the **largest** score $m = \max_j z_j$ first,
+# float32 (PyTorch's default type) the limit is below 89 (both printed above). The fix uses the shift
+# property (your `kernel_lookup` of lesson 2 used it against underflow): subtract the **largest** score
+# $m = \max_j z_j$ first,
 #
 # $$\operatorname{softmax}(z)_i = \frac{e^{z_i - m}}{\sum_j e^{z_j - m}} .$$
 #
@@ -125,8 +126,9 @@ print("formula as written on", -z_big, "->", naive_small)
 # ### Exercise 4.1 — a stable softmax (3 points)
 #
 # Implement `softmax(x, axis=-1)` for a numpy array of any shape, normalising along `axis`
-# (each slice along that axis sums to 1; by default the last axis). It must return finite, correct
-# values for logits around ±1000, in float32 and in float64, and give weight exactly 0 to a score of
+# (each slice along that axis sums to 1; by default the last axis). It must return finite values, within
+# about $10^{-6}$ of the exact softmax of the numbers it is given, for logits around ±1000, in float32 and
+# in float64 (so compute in the type of `x`, or a wider one), and give weight exactly 0 to a score of
 # `-np.inf` (a blocked position, used in section 3) as long as the slice has at least one finite score.
 # (A slice that is entirely `-np.inf` has no meaningful answer; exercise 4.2 deals with it.)
 #
@@ -175,9 +177,9 @@ _x = np.array([[1.0, 2.0, 3.0], [1.0, 1.0, 1.0]])
 _whole = {"the whole array sums to 1, not each row: normalise along `axis` only.": [0.78734471, 0.21265529]}
 checks.expect_close(checks.to_numpy(softmax(_x)).sum(-1), [1.0, 1.0], "the row sums of softmax(x)", mistakes=_whole)
 _rows = {"softmax(x, axis=0) normalised the rows: use the `axis` argument.": [0.42336391, 0.5780618, 0.99857429]}
-checks.expect_close(
-    checks.to_numpy(softmax(_x, axis=0)).sum(0), [1, 1, 1], "the column sums of softmax(x, axis=0)", mistakes=_rows
-)
+_keep = "Take the maximum and the sum along `axis` with keepdims=True, so that they broadcast against x."
+_cols = checks.attempt(softmax, _x, axis=0, what="softmax(x, axis=0)", hint=_keep)
+checks.expect_close(checks.to_numpy(_cols).sum(0), [1, 1, 1], "the column sums of softmax(x, axis=0)", mistakes=_rows)
 _hint = "subtract the maximum of each row (along `axis`, with keepdims=True) before exponentiating."
 for _dtype in (np.float32, np.float64):
     _what = f"softmax of logits around ±1000 in {np.dtype(_dtype).name}"
@@ -234,7 +236,7 @@ checks.passed("softmax")
 # * $\tau > 1$ shrinks the differences: the weights get **flatter**; as $\tau \to \infty$ they become uniform.
 #
 # The $\sqrt{d_k}$ of lesson 3 *is* a temperature, chosen so that the scores of random, independent
-# queries and keys have unit variance.
+# queries and keys with entries of unit variance have unit variance too.
 # Lesson 2's sharpness $\beta$, which multiplied the scores, is the same knob: $\beta = 1/\tau$.
 # Language models use it too when they sample words.
 #
@@ -366,6 +368,8 @@ for name, row in fully_masked.items():
 #   below $-10^9$ (so a large negative number in place of $-\infty$ is not enough); a query whose keys are
 #   all blocked gets zero weights and a zero output, without NaN.
 # * Large scores (hundreds or more) give finite results.
+# * The checks pass float64 arrays and compare your results with PyTorch's to about $10^{-6}$: compute in
+#   float64 (float32 cannot even hold some of the scores they use).
 #
 # You may call your `softmax` from exercise 4.1. The checks call your function with PyTorch's softmax in
 # place of yours, so a mistake in exercise 4.1 costs points only there.
@@ -417,14 +421,15 @@ def scaled_dot_product_attention(Q, K, V, mask=None):
 # Visible checks, with PyTorch's softmax in place of yours (a mistake in exercise 4.1 costs points only there).
 _sm = lambda x, axis=-1: torch.softmax(torch.as_tensor(np.asarray(x, dtype=float)), dim=axis).numpy()
 _sdpa = checks.with_references(scaled_dot_product_attention, softmax=_sm)
-_attention = lambda *a, what, **kw: checks.output_and_weights(_sdpa(*a, **kw), what, a[2].shape[-1], a[1].shape[-2])
+_axes = "Swap only the last two axes of K (np.swapaxes(K, -1, -2)) and let the mask broadcast against the scores."
+_attention = lambda *a, what, **kw: checks.output_and_weights(  # the checked (output, weights) of your function
+    checks.attempt(_sdpa, *a, what=what, hint=_axes, **kw), what, a[2].shape[-1], a[1].shape[-2], "it"
+)
 # Worked example: T_q = 2 queries, T_k = 3 keys, d_k = 4 (so the scores are Q Kᵀ / 2) and d_v = 5.
 _Q, _K = np.array([[1.0] * 4, [0.0] * 4]), np.array([[1.0] * 4, [0.0] * 4, [-1.0] * 4])
 _V = np.array([[1.0, 0, 0, 2, 1], [0, 1, 0, 2, -1], [1, 1, 1, 0, 0]])
 _QK = np.array([[4.0, 0, -4], [0, 0, 0]])  # Q Kᵀ
-_out, _w = checks.output_and_weights(
-    checks.call(_sdpa, _Q, _K, _V), "the example", 5, 3, "scaled_dot_product_attention"
-)
+_out, _w = _attention(_Q, _K, _V, what="the worked example")
 checks.expect(np.shape(_out)[-1] != 4, "the output has d_k = 4 columns: it must be the weights times V, not times K.")
 _scale_mistakes = {
     "the scores are not scaled: divide by √d_k.": _sm(_QK),
@@ -461,13 +466,13 @@ def _sdpa_hidden():
     B, H, T_q, T_k, d_k, d_v = 2, 3, 5, 7, 16, 6  # all distinct; √16 = 4 ≠ 16 / 2
     Q, K, V = (rng.standard_normal((B, H, T, d)) for T, d in ((T_q, d_k), (T_k, d_k), (T_k, d_v)))
 
-    def compare(args, what, mistakes=(), **kwargs):  # against PyTorch's, whose weights are its output for V = I
+    def compare(args, what, mistakes=(), nan="a fully masked row must give zero weights, not NaN.", **kwargs):
         t = lambda a: None if a is None else torch.from_numpy(np.ascontiguousarray(a))
         q, k, v, m = (t(a) for a in (*args, kwargs.get("mask"))[:4])
-        eye = torch.eye(k.shape[-2], dtype=k.dtype).expand(*k.shape[:-1], k.shape[-2])
+        eye = torch.eye(k.shape[-2], dtype=k.dtype).expand(*k.shape[:-1], k.shape[-2])  # PyTorch's weights: V = I
         want = [F.scaled_dot_product_attention(q, k, u, attn_mask=m).numpy() for u in (v, eye)]
         got = _attention(*args, **kwargs, what=what)
-        checks.expect_finite(got[1], f"the weights {what}", "a fully masked row must give zero weights, not NaN.")
+        checks.expect_finite(got[1], f"the weights {what}", nan)
         for i, part in enumerate(("output", "weights")):
             named = {message: wrong[i] for message, wrong in dict(mistakes).items()}
             checks.expect_close(got[i], want[i], f"the {part} {what}", mistakes=named)
@@ -476,19 +481,18 @@ def _sdpa_hidden():
     mask = rng.random((T_q, T_k)) < 0.5  # one mask for the whole batch, passed by name
     mask[:, 0], mask[2], mask[4] = True, np.arange(T_k) == 5, False  # query 2 may only see key 5, query 4 nothing
     compare((Q, K, V), "with a (5, 7) mask on a (2, 3) batch", mask=mask)
-    padding = np.ones((B, 1, 1, T_k), dtype=bool)
-    padding[1, ..., 4:] = False  # sequence 1 has only 4 real keys
+    padding = np.arange(T_k) < np.array([T_k, 4]).reshape(B, 1, 1, 1)  # sequence 1 has only 4 real keys
     compare((Q, K, V, padding), "with a (2, 1, 1, 7) padding mask")
     X, Vx = rng.standard_normal((3, 6, 16)), rng.standard_normal((3, 6, 5))
     causal = np.broadcast_to(np.tril(np.ones((6, 6), dtype=bool)), (3, 6, 6))  # a mask of the full batch shape
     compare((X, X, Vx, causal), "of causal self-attention")
-    # allowed scores of -1e100: a large negative number in place of -inf (-1e9, -1e30) gives the blocked keys weight
-    q, k = np.array([[1e50, 0, 0, 0]]), np.column_stack([np.full(5, -2e50), np.zeros((5, 3))])
+    q, k = np.array([[1e50, 0, 0, 0]]), np.column_stack([np.full(5, -2e50), np.zeros((5, 3))])  # scores of -1e100
     allowed, v, w_finite = np.array([1, 0, 1, 0, 1], bool), rng.standard_normal((5, 3)), np.array([[0, 0.5, 0, 0.5, 0]])
     finite = "blocked keys must get weight exactly 0 whatever the allowed scores are: -1e9 in place of -inf loses to allowed scores below it."
-    compare((q, k, v, allowed), "with allowed scores of -1e100", {finite: (w_finite @ v, w_finite)})
+    float64 = "compute in float64, the type of the inputs: float32 cannot hold scores of -1e100."
+    compare((q, k, v, allowed), "with allowed scores of -1e100", {finite: (w_finite @ v, w_finite)}, nan=float64)
     q, k, v = 40 * rng.standard_normal((3, 16)), 40 * rng.standard_normal((4, 16)), rng.standard_normal((4, 2))
-    compare((q, k, v), "for large scores, without batch axes", mask=None)
+    compare((q, k, v), "for large scores, without batch axes", nan="use your softmax.", mask=None)  # mask by name
 
 
 _sdpa_hidden()
@@ -547,8 +551,9 @@ checks.passed("scaled_dot_product_attention")
 #
 # <details><summary>Hint 3: the calls</summary>
 #
-# Either divide `allowed` (as numbers) by its row sums (`.sum(axis=-1, keepdims=True)`), or take
-# `softmax(np.where(allowed, 0.0, -np.inf))`. Then `weights @ X` broadcasts over the batch axes.
+# Row $t$ of `allowed` has $t + 1$ entries `True`: its sum along the last axis (`keepdims=True`) is the
+# divisor of that row. Or give `np.where` the scores 0 where allowed and `-np.inf` elsewhere, and let your
+# `softmax` do the division. `weights @ X` then multiplies every sequence of the batch.
 # </details>
 
 
@@ -592,7 +597,9 @@ checks.expect_close(_out, _want, "causal_average(X) on the worked example", mist
     "the columns of the weights sum to 1, not the rows: normalise each row.": [[1 / 3, 2 / 3], [11 / 6, 8 / 3], [41 / 6, 8 / 3]],
 })  # fmt: skip
 checks.expect_close(np.broadcast_to(checks.to_numpy(_w), (3, 3)), _A, "the weights on the worked example")
-checks.expect_close(_average(np.stack([_X, -2 * _X]))[0], [_want, -2 * _want], "the output for a batch of 2 sequences")
+_batch = "T is X.shape[-2], the token axis, and `weights @ X` multiplies every sequence of the batch."
+_out = checks.attempt(_average, np.stack([_X, -2 * _X]), what="causal_average of a batch of 2 sequences", hint=_batch)
+checks.expect_close(_out[0], [_want, -2 * _want], "the output for a batch of 2 sequences")
 
 
 ### BEGIN HIDDEN TESTS
@@ -647,7 +654,7 @@ with ac.student_code("causal_average"):
         print(f"{name:35s} max |difference| from your causal_average: {np.abs(result - averaged).max():.1e}")
 
 # %% [markdown]
-# Now give the same four tokens real scores. Below, on the left, are the weights of your
+# Now give real scores to four real tokens. Below, on the left, are the weights of your
 # `causal_average` on "the cat sat down"; on the right, your `scaled_dot_product_attention` with the
 # causal mask, where the queries, the keys and the values are all the same four embeddings `X`: the
 # sequence attends to itself. That is called **self-attention**. Lesson 5 gives it learned projections
@@ -695,8 +702,9 @@ with ac.student_code("causal_average and scaled_dot_product_attention"):
 # queries down, keys across (hatched cells are blocked by the mask). Right: the entropy of each query's
 # row (the black ticks mark the largest possible value, $\log_2$ of the number of keys the query may see).
 #
-# * Move **d_k** at $\tau = 1$: thanks to the $\sqrt{d_k}$, the rows change little as $d_k$ grows from 2 to
-#   512. The cell after the explorer measures this, and what the same scores would do without the scaling.
+# * Move **d_k** at $\tau = 1$: thanks to the $\sqrt{d_k}$, the rows stay spread over several keys as $d_k$
+#   grows from 2 to 512. The cell after the explorer measures this, and what the same scores would do
+#   without the scaling.
 # * Lower the **temperature**: every row's entropy falls and its largest weight grows. As $\tau \to 0$ a
 #   row puts all its weight on its highest-scoring key (section 2), or splits it evenly between the two
 #   copies of "the", which have the same key (at $d_k = 16$ and $\tau = 0.1$, two rows do). Raise it to 5:
@@ -811,8 +819,8 @@ with ac.student_code("scaled_dot_product_attention"):
 #
 # **Claim 1.** Your functions compute the same numbers as PyTorch's `torch.softmax` and
 # `F.scaled_dot_product_attention` (which we use from lesson 5 on). We compare them on a batch of
-# 2 sentences × 4 heads × 9 tokens with $d_k = 16$ in float64, without a mask, with a causal mask and
-# with a random padding-style mask, and print the largest absolute difference. Anything at the level of
+# 2 sequences × 4 heads × 9 tokens with $d_k = 16$ in float64, without a mask, with a causal mask and
+# with a padding mask (the second sequence is 6 tokens long), and print the largest absolute difference. Anything at the level of
 # $10^{-15}$ is rounding; the course requires at most $10^{-6}$.
 
 # %%
@@ -843,7 +851,8 @@ with ac.student_code("scaled_dot_product_attention"):
 # to your `softmax`, in float32 and in float64, and measure the largest error against the exact softmax of
 # the same logits (computed with 40 significant digits by Python's `decimal` module, so that neither
 # float type is compared with itself). A NaN result is drawn as error 1 (the largest error two
-# probability distributions can have per entry), an exact result as $10^{-18}$.
+# probability distributions can have per entry), and an error below $10^{-18}$ (an exact result included)
+# at $10^{-18}$, the bottom of the axis.
 
 # %%
 u = np.array([1.0, 0.6, 0.1, -0.3, -1.0])
@@ -895,7 +904,7 @@ with ac.student_code("softmax"):
         ax.set_ylim(3e-19, 5)
         ax.set_yticks(
             [1e-18, 1e-15, 1e-12, 1e-9, 1e-6, 1e-3, 1],
-            ["0 (exact)", "1e-15", "1e-12", "1e-9", "1e-6", "1e-3", "1 (NaN)"],
+            ["≤ 1e-18", "1e-15", "1e-12", "1e-9", "1e-6", "1e-3", "1 (NaN)"],
         )
         ax.set_ylabel(f"{name}: max abs error")
         ax.set_title(

@@ -203,10 +203,11 @@ checks.passed("project_qkv")
 # It is not an *arbitrary* matrix, though. $W^Q (W^K)^\top$ is $d_{\text{model}} \times d_{\text{model}}$,
 # but it is the product of two matrices with only $d_k$ columns, so its **rank is at most $d_k$**: the
 # score sees the query token only through the $d_k$ directions that $W^Q$ reads, and the key token only
-# through the $d_k$ directions that $W^K$ reads; the rest of both embeddings is invisible to it. That is the price of
-# $d_k < d_{\text{model}}$ (and it buys parameters: $2\,d_{\text{model}}\,d_k$ instead of
-# $d_{\text{model}}^2$). One head can only compare tokens through $d_k$ directions (section 6 measures
-# what too few cost on a real task); lesson 6 runs several heads, each with its own subspace.
+# through the $d_k$ directions that $W^K$ reads; the rest of both embeddings is invisible to it. That is the
+# price of $d_k < d_{\text{model}}$ (in exchange, $W^Q$ and $W^K$ hold $2\,d_{\text{model}}\,d_k$ numbers
+# instead of $d_{\text{model}}^2$: fewer whenever $d_k < d_{\text{model}}/2$, as printed below). One head can
+# only compare tokens through $d_k$ directions (section 6 measures what too few cost on a lookup task);
+# lesson 6 runs several heads, each with its own subspace.
 
 # %%
 with ac.student_code("project_qkv"):
@@ -319,16 +320,20 @@ _mistakes = {
     "the weights are transposed: row i must be query token i.": _want.T,
     "the scores are K Q^T: row i must hold query i's scores, so compute Q K^T.": _sm(_S.T / 2),
 }
+_roots = {3: "the number of tokens T"}  # and the notebook's variable d_k, unless the student changed it
 if isinstance(globals().get("d_k"), int) and d_k not in (1, 2, 4):
-    _global = f"the scores are divided by sqrt({d_k}), the notebook's variable d_k from section 1: use Q.shape[-1]."
-    _mistakes[_global] = _sm(_S / np.sqrt(d_k))
+    _roots[d_k] = _roots.get(d_k, "") + " or " * (d_k in _roots) + "the notebook's variable d_k from section 1"
+for _n, _name in _roots.items():
+    _mistakes[f"the scores are divided by sqrt({_n}), {_name}: use Q.shape[-1]."] = _sm(_S / np.sqrt(_n))
 _result = checks.call(_self_attention, _X, _W_Q, _W_K, _W_V)
 _out, _w = checks.output_and_weights(_result, "the worked example", 1, 3, "self_attention")
 checks.expect(np.shape(_out)[-1] != 4, "the output has d_k = 4 columns: it must be the weights times V, not times K.")
 checks.expect_close(_w, _want, "the attention weights on the worked example", mistakes=_mistakes)
 _transposed = {"the output is weights.T @ V: use weights @ V.": _want.T @ _V}
 checks.expect_close(_out, _want @ _V, "the output on the worked example (weights @ V)", mistakes=_transposed)
-_o, _w = _self_attention(np.random.default_rng(0).standard_normal((3, 5, 2)), _W_Q, _W_K, _W_V)
+_batch, _what = np.random.default_rng(0).standard_normal((3, 5, 2)), "self_attention on a batch of 3 sequences"
+_axes = "With batch axes, swap only the last two axes of K (np.swapaxes(K, -1, -2)): K.T reverses all of them."
+_o, _w = checks.attempt(_self_attention, _batch, _W_Q, _W_K, _W_V, what=_what, hint=_axes)
 checks.expect_shape(_w, (3, 5, 5), "weights for a batch of 3 sequences of 5 tokens")
 checks.expect_shape(_o, (3, 5, 1), "output for a batch of 3 sequences of 5 tokens")
 
@@ -496,23 +501,21 @@ class SelfAttention(nn.Module):
 # %% tests="self-attention-module-tests" points=3
 # Visible checks: the interface, then exercise 5.2's worked example in the module (no earlier function is used).
 def _new_layer(*args):
-    try:
-        return checks.call(SelfAttention, *args)
-    except NotImplementedError:
-        raise
-    except (TypeError, ValueError, RuntimeError) as error:
-        default = " d_v=None (the default) must mean d_v = d_k." if len(args) == 2 else ""
-        raise AssertionError(f"SelfAttention{args} failed ({type(error).__name__}: {error}).{default}") from None
+    default = "d_v=None (the default) must mean d_v = d_k." if len(args) == 2 else ""
+    return checks.attempt(SelfAttention, *args, what=f"SelfAttention{args}", hint=default)
 
 
+_axes = "Transpose only the last two axes of k, k.transpose(-2, -1), with or without a batch axis (k.T reverses all)."
 _layer = _new_layer(6, 4, 3)
 for _name, _shape in (("W_q", (4, 6)), ("W_k", (4, 6)), ("W_v", (3, 6))):
     checks.expect(isinstance(getattr(_layer, _name, None), nn.Linear), f"self.{_name} must be an nn.Linear layer.")
     checks.expect_shape(getattr(_layer, _name).weight, _shape, f"self.{_name}.weight (nn.Linear stores (d_out, d_in))")
     checks.expect(getattr(_layer, _name).bias is None, f"self.{_name} must have no bias: nn.Linear(..., bias=False).")
-_out = checks.output_and_weights(_layer(torch.randn(2, 5, 6)), "x of shape (2, 5, 6)", 3, 5, "forward")
+_out = checks.attempt(_layer, torch.randn(2, 5, 6), what="forward on x of shape (2, 5, 6)", hint=_axes)
+_out = checks.output_and_weights(_out, "x of shape (2, 5, 6)", 3, 5, "forward")
 checks.expect_shape(_out[0], (2, 5, 3), "the output for x of shape (2, 5, 6) with d_v = 3")
-checks.expect_shape(_layer(torch.randn(5, 6))[0], (5, 3), "the output for x of shape (5, 6), without a batch axis")
+_out = checks.attempt(_layer, torch.randn(5, 6), what="forward on x of shape (5, 6), without a batch axis", hint=_axes)
+checks.expect_shape(_out[0], (5, 3), "the output for x of shape (5, 6), without a batch axis")
 checks.expect_shape(_new_layer(6, 4).W_v.weight, (4, 6), "W_v.weight of SelfAttention(6, 4) (d_v=None means d_v = d_k)")
 # The worked example of exercise 5.2: T = 3, d_model = 2, d_k = 4, d_v = 1.
 _X, _S = torch.tensor([[2.0, 0.0], [0.0, 2.0], [1.0, 1.0]]), torch.tensor([[0.0, 0, 0], [4, 0, 2], [2, 0, 1]])
@@ -525,9 +528,11 @@ _mistakes = {
     "softmax runs over the queries (dim -2): each row (one query) must sum to 1, so use dim=-1.": _sm(_S / 2, 0),
     "the weights are transposed: row i must be query token i.": _want.T,
 }
+_roots = {3: "the number of tokens T"}  # and the notebook's variable d_k, unless the student changed it
 if isinstance(globals().get("d_k"), int) and d_k not in (1, 2, 4):
-    _global = f"the scores are divided by sqrt({d_k}), the notebook's variable d_k from section 1: keep the constructor's d_k."
-    _mistakes[_global] = _sm(_S / d_k**0.5)
+    _roots[d_k] = _roots.get(d_k, "") + " or " * (d_k in _roots) + "the notebook's variable d_k from section 1"
+for _n, _name in _roots.items():
+    _mistakes[f"the scores are divided by sqrt({_n}), {_name}: use the constructor's d_k."] = _sm(_S / _n**0.5)
 _layer = _new_layer(2, 4, 1)
 # nn.Linear's weight is W transposed: W_Q = eye(2, 4), W_K = eye(2, 4) shifted right by one column, W_V = eye(2, 1)
 with torch.no_grad():
@@ -756,7 +761,8 @@ widgets.explore(
 # and $W^K$ must keep the colour part), and that item's value must carry its *animal* (so $W^V$ must
 # keep the animal part): different subspaces of the same embedding. An even average over the items
 # would mix the asked animal with the three others. We measure the accuracy and where each token looks,
-# before and after 80 steps of Adam (the optimiser of `00_pytorch_primer`) on batches of 128 sequences.
+# before and after 80 steps of Adam (the optimiser of `00_pytorch_primer`, written out in `adam_step`
+# below, as in lesson 3) on batches of 128 sequences.
 
 # %%
 COLOURS, ANIMALS = ["red", "blue", "green", "yellow"], ["dog", "cat", "bird", "fox", "cow", "owl"]
@@ -805,17 +811,29 @@ def init_layer(layer, seed):
     return layer
 
 
+def adam_step(params, moments, step, lr, betas=(0.9, 0.999), eps=1e-8):
+    """One step of Adam, the update torch.optim.Adam(params, lr=lr) makes, written out as in lesson 3 (torch.optim's
+    first use also loads PyTorch's compiler, about a second that this notebook does not need)."""
+    with torch.no_grad():
+        for p, (m, v) in zip(params, moments):
+            m.lerp_(p.grad, 1 - betas[0])  # running mean of the gradient
+            v.lerp_(p.grad**2, 1 - betas[1])  # running mean of its square
+            m_hat, v_hat = m / (1 - betas[0] ** step), v / (1 - betas[1] ** step)  # corrected for starting at 0
+            p -= lr * m_hat / (v_hat.sqrt() + eps)
+            p.grad = None
+
+
 def train(layers, steps, generator, lr=0.03):
     """Adam on several layers side by side, on the same batches of 128; each layer only learns from its own loss.
     Returns the losses, (steps, layers)."""
-    optimiser = torch.optim.Adam([p for layer in layers for p in layer.parameters()], lr=lr)
+    params = [p for layer in layers for p in layer.parameters()]
+    moments = [(torch.zeros_like(p), torch.zeros_like(p)) for p in params]
     losses = []
-    for _ in range(steps):
+    for step in range(1, steps + 1):
         x, y, _, _ = colour_batch(128, generator)
         per_layer = [nn.functional.cross_entropy(layer(x)[0][:, -1], y) for layer in layers]
-        optimiser.zero_grad()
         sum(per_layer).backward()
-        optimiser.step()
+        adam_step(params, moments, step, lr)
         losses.append([loss.item() for loss in per_layer])
     return np.array(losses)
 
@@ -901,9 +919,10 @@ with ac.student_code("SelfAttention"):
 # Queries, keys and values are linear in the embedding, so every score splits into the scores of the
 # parts: part $a$ of a query gives part $b$ of a key the score $a\,W^Q (W^K)^\top b^\top/\sqrt{d_k}$. That
 # matrix, read on the 11 parts (4 colours, 6 animals, "?"), is the head's **QK circuit**: *who finds whom*.
-# Likewise part $b$ of an attended token adds $b\,W^V$ to the output, the **OV circuit**: *what is
-# handed over*; in this layer the output is the 6 animal scores. The cell below draws both for the
-# trained layer and prints the entries that explain its behaviour.
+# Likewise part $b$ of an attended token adds $b\,W^V$, times that token's attention weight, to the output:
+# the **OV circuit**, *what is handed over*; in this layer the output is the 6 animal scores. (Both names
+# come from Elhage et al., 2021, *A Mathematical Framework for Transformer Circuits*.) The cell below draws
+# both for the trained layer and prints the entries that explain its behaviour.
 
 # %%
 parts = torch.cat([E_colour, E_animal, E_question[None]])  # (11, 16): the 4 colours, the 6 animals and "?"
@@ -925,9 +944,12 @@ with ac.student_code("SelfAttention"), torch.no_grad():
     s = (q[:, None, :] * toy.W_k(x_test)).sum(-1).numpy() / 8**0.5  # its scores for the 5 keys
     own_minus_match = s[:, 4] - s[np.arange(len(s)), m_test.numpy()]
     question_part = (q @ toy.W_k(E_question).T).numpy() / 8**0.5  # what the "?" part of its own key adds
+    untrained = init_layer(SelfAttention(d_toy, 8, len(ANIMALS)), seed=0)  # the same layer before training
+    question_part_before = (untrained.W_q(x_test[:, 4]) @ untrained.W_k(E_question).T).numpy() / 8**0.5
     print(
         f"on the test sequences the question scores its own key {-own_minus_match.mean():.1f} below the matching "
-        f"item on average; the '?' part of that key alone adds {question_part.mean():.1f}"
+        f"item on average; the '?' part of that key alone adds {question_part.mean():.1f} "
+        f"({question_part_before.mean():.1f} before training)"
     )
     print(
         f"OV: an animal adds {own_animal:.1f} to its own score on average, {other_animal:.1f} to the others; "
@@ -956,15 +978,15 @@ with ac.student_code("SelfAttention"), torch.no_grad():
     )
 
 # %% [markdown]
-# In the QK map the colour block has the bright diagonal: a colour in a query gives the same colour in
+# In the QK map the colour block has the strong diagonal: a colour in a query gives the same colour in
 # a key 14.6 on average and the other colours −3.3. That is the lookup. The last column explains why the
 # question ignores its own key, the only key with a "?" part: the "?" part of a query gives it −8.9 and a
 # colour gives it −4.1 on average. On the test sequences the question scores its own key 13.9 below the
-# matching item on average, and the "?" part of that key alone contributes −13.2: $W^Q$ and $W^K$ learned
-# to use the "?" part to keep the question off itself. In the OV map the bright diagonal is in the animal
-# block: an animal adds 6.7 to its own score on average and −1.5 to the others, while no entry of a colour
-# or of "?" is larger than 3.5 in size: the colour that comes along with the animal does not change the
-# answer (the accuracy is 100%).
+# matching item on average, and the "?" part of that key alone contributes −13.2, against −0.2 in the same
+# layer before training: $W^Q$ and $W^K$ learned to use the "?" part to keep the question off itself. In the
+# OV map the strong diagonal is in the animal block: an animal adds 6.7 to its own score on average and −1.5
+# to the others, while the largest entry of a colour or of "?" is 3.5 in size: the colour that comes along
+# with the animal does not change the answer (the accuracy is 100%).
 #
 # ### How many directions does the lookup need?
 #
@@ -990,7 +1012,7 @@ with ac.student_code("SelfAttention"):
             accuracy[key] = right.float().mean().item()
             by_colour[key] = [right[asked_test == c].float().mean().item() for c in range(4)]
     mean_accuracy = {dk: np.mean([accuracy[dk, s] for s in SEEDS]) for dk in DK_SWEEP}
-    found = {s: sum(a >= 0.99 for a in by_colour[1, s]) for s in SEEDS}  # colours always answered at d_k = 1
+    found = {s: sum(a == 1.0 for a in by_colour[1, s]) for s in SEEDS}  # colours always answered at d_k = 1
     for dk in DK_SWEEP:
         runs = ", ".join(f"{accuracy[dk, s]:.1%}" for s in SEEDS)
         print(
@@ -1054,13 +1076,14 @@ with ac.student_code("SelfAttention"):
     )
 
 # %% [markdown]
-# At $d_k = 1$ a token's query and key are single numbers, and a score is their product. For one question
-# that number is fixed, so its largest score goes to the key with the largest number (or the smallest,
-# when the question's number is negative), whatever colour was asked: a head of rank 1 can single out only
-# the colours at the two ends of its one direction. That is what every seed learned: each answers exactly
-# two of the four colours every time and the other two only 37% to 55% of the time, 74.2% in all on
-# average. Two directions are enough: four colours can sit around a circle, each closest to itself, and
-# every seed reaches 100% from $d_k = 2$ on. So "rank at most $d_k$" is a real limit on what one head can
+# At $d_k = 1$ a token's query and key are single numbers, and a score is their product. Whatever colour
+# was asked, the question's largest score therefore goes to the key with the largest number, or, when its
+# query is negative, to the key with the smallest: a head of rank 1 can single out only the items at the two
+# ends of its one key direction. Every colour appears in every sequence, so at most two colours can sit at
+# an end every time. That is what every seed learned: each answers exactly two of the four colours every
+# time and the other two only 37% to 55% of the time, 74.2% in all on average. Two directions are enough:
+# four keys can sit around a circle, where a query pointing at one of them scores it highest, and every
+# seed reaches 100% from $d_k = 2$ on. So "rank at most $d_k$" is a real limit on what one head can
 # find, and how many directions are enough depends on the relation; lesson 6 spends the directions on
 # several heads instead of one.
 

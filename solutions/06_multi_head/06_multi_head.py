@@ -23,8 +23,8 @@
 # in *"The dog, which was chasing a squirrel, barked loudly"*, **dog** is the subject of *barked* and
 # the noun that *which* refers to. Multi-head attention runs several smaller attentions side by side,
 # each with its own weights and its own value subspace, and mixes their results. In this lesson you
-# build it in numpy and in PyTorch, prove that your module computes exactly what
-# `torch.nn.MultiheadAttention` computes, and measure what heads cost.
+# build it in numpy and in PyTorch, check that your module computes what `torch.nn.MultiheadAttention`
+# computes (to rounding), and measure what heads cost.
 #
 # **Learning goals.** By the end you can
 # 1. split a $d_{\text{model}}$-wide projection into $H$ heads $h = 1, \dots, H$ of width
@@ -161,8 +161,8 @@ print(f"           output {two(values).round(3)}, with the two values swapped {t
 #
 # <details><summary>Hint 3: the calls</summary>
 #
-# `X.reshape(*X.shape[:-1], num_heads, d_k)` keeps any leading axes; `np.swapaxes(a, -2, -3)` exchanges
-# the two axes before the last one.
+# `X.reshape(*X.shape[:-1], …)` keeps any leading axes, whatever their number; `np.swapaxes(a, axis1, axis2)`
+# exchanges two axes, and negative axis numbers count from the end (`-1` is the last axis).
 # </details>
 
 
@@ -291,12 +291,14 @@ checks.passed("merge_heads")
 # `X @ W_Q`, with head `i + 1` using column block `i`; `W_O` is $W^O$, `(d_model, d_model)`; there are no
 # biases here. Return the tuple `(output, weights)`, output first: `output` of shape `(…, T, d_model)` and
 # the weights of every head, shape `(…, num_heads, T, T)`, each row summing to 1 and exactly 0 at blocked
-# positions. Use your `split_heads`, `merge_heads` and the `softmax` helper.
+# positions, whatever the allowed scores are: set blocked scores to $-\infty$ before the softmax, as in lesson 4
+# (a large negative number such as $-10^9$ in its place is not enough). Use your `split_heads`, `merge_heads` and
+# the `softmax` helper.
 #
 # When your work is graded, this exercise's checks run with correct versions of `split_heads` and
 # `merge_heads`, so a mistake in exercise 6.1 or 6.2 costs points there only. The visible checks below use
 # yours. The hidden checks compare with `nn.MultiheadAttention` (weights copied in, with and without a mask)
-# at other sizes, on one sequence and on two leading axes.
+# at other sizes, on one sequence and on two leading axes, and run a mask with every score far below $-10^9$.
 #
 # <details><summary>Hint 1: the idea</summary>
 #
@@ -404,6 +406,9 @@ def _mha_numpy_hidden():
     checks.expect_close(one, want[1], "the output for one sequence X[1] of shape (T, d_model)")
     two = multi_head_attention(X[None], W_Q, W_K, W_V, W_O, H, mask=allowed)[0]
     checks.expect_close(two, want[None], "the output for X with two leading axes, shape (1, 2, 5, 48)")
+    far, big = np.abs(X) + 1, 1e5 * np.eye(d)  # entries >= 1 and W_K = -W_Q: every score is below -1e10
+    w_far = multi_head_attention(far, big, -big, np.eye(d), np.eye(d), H, mask=allowed)[1]
+    checks.blocked_weights_zero(w_far, allowed, "the weights when every score is below -1e10 (3 heads)")
 
 
 _mha_numpy_hidden()
@@ -433,23 +438,17 @@ HEAD_TINTS = [0.3 * np.array(to_rgb(plots.color(m))) + 0.7 for m in ("other", "o
 
 
 def draw_matrix(ax, M, x, y, title, fills=None, row=None, labels=(), digits=1):
-    """Draw matrix M with its numbers, top-left corner at (x, y) inches; returns its right edge. fills: an RGB
-    colour per entry (white if None); row: the traced query's row, outlined; labels: names left of the rows."""
-    rows, cols = M.shape
-    fills = np.ones((rows, cols, 3)) if fills is None else fills
-    for (i, j), value in np.ndenumerate(M):
-        ax.add_patch(Rectangle((x + j * CELL_W, y + i * CELL_H), CELL_W, CELL_H, fc=fills[i, j], ec="white"))
-        ink = plots.TEXT if plots.contrast(plots.TEXT, fills[i, j]) >= 4.5 else "white"
-        text = f"{value:.{digits}f}".replace("-", "−").replace("−0.00", "0.00").replace("−0.0", "0.0")
-        ax.text(x + (j + 0.5) * CELL_W, y + (i + 0.5) * CELL_H, text, ha="center", va="center", fontsize=9, color=ink)
-    ax.add_patch(Rectangle((x, y), cols * CELL_W, rows * CELL_H, fc="none", ec=plots.TEXT, lw=0.8))
+    """Matrix M with its numbers (plots.number_grid), top-left corner at (x, y) inches, framed and titled; returns its
+    right edge. fills: a colour per entry (white if None); row: the traced query's row, outlined; labels: row names."""
+    right, bottom = plots.number_grid(ax, M, x, y, CELL_W, CELL_H, fills, digits, edge="white"), y + len(M) * CELL_H
+    ax.add_patch(Rectangle((x, y), right - x, bottom - y, fc="none", ec=plots.TEXT, lw=0.8))
     if row is not None:
-        outline = Rectangle((x, y + row * CELL_H), cols * CELL_W, CELL_H, fc="none", lw=2.2)
+        outline = Rectangle((x, y + row * CELL_H), right - x, CELL_H, fc="none", lw=2.2)
         ax.add_patch(outline).set_edgecolor(plots.color("highlight"))
     for i, label in enumerate(labels):
         ax.text(x - 0.06, y + (i + 0.5) * CELL_H, label, ha="right", va="center", fontsize=9, color=plots.TEXT)
-    ax.text(x + cols * CELL_W / 2, y - 0.06, title, ha="center", va="bottom", fontsize=9.5, color=plots.TEXT)
-    return x + cols * CELL_W
+    ax.text((x + right) / 2, y - 0.06, title, ha="center", va="bottom", fontsize=9.5, color=plots.TEXT)
+    return right
 
 
 def between(ax, x, y, symbol):
@@ -486,7 +485,7 @@ with ac.student_code("multi_head_attention"):
     for M, name in ((Q_flow, "$Q = XW^Q$"), (K_flow, "$K = XW^K$"), (V_flow, "$V = XW^V$")):
         left = draw_matrix(ax, M, left, 0.8, name, head_tints(M.shape, flow_H), traced if M is Q_flow else None) + 0.2
     for h in range(flow_H):
-        y, tint, n = 2.15 + 1.3 * h, np.broadcast_to(HEAD_TINTS[h], (3, 2, 3)), h + 1
+        y, tint, n = 2.15 + 1.3 * h, HEAD_TINTS[h], h + 1
         ax.text(0.05, y - 0.33, f"head {n}: columns {2 * h}–{2 * h + 1} (split_heads)", fontsize=9.5, weight="bold")
         left = draw_matrix(ax, Qh[h], 0.65, y, f"$Q_{n}$", tint, traced, labels=flow_tokens) + 0.2
         left = draw_matrix(ax, Kh[h], left, y, f"$K_{n}$", tint)
@@ -498,7 +497,7 @@ with ac.student_code("multi_head_attention"):
         between(ax, left + 0.25, y + middle, "×")
         left = draw_matrix(ax, Vh[h], left + 0.5, y, f"$V_{n}$", tint)
         between(ax, left + 0.25, y + middle, "=")
-        draw_matrix(ax, heads_flow[h], left + 0.5, y, f"head {n}" + f" $= A_{n}V_{n}$", tint, traced)
+        draw_matrix(ax, heads_flow[h], left + 0.5, y, f"head {n} = $A_{n}V_{n}$", tint, traced)
     y = 4.95
     ax.text(0.05, y - 0.33, "merge_heads, then $W^O$", fontsize=9.5, weight="bold")
     left = draw_matrix(
@@ -561,17 +560,20 @@ with ac.student_code("multi_head_attention"):
 #   shape `(T, T)`, **True = may attend** (lesson 4's convention); it returns the tuple
 #   `(output, weights)` of shapes `(B, T, d_model)` and `(B, num_heads, T, T)`, computed with torch
 #   operations only, so that gradients reach all four layers. Head `i + 1` uses column block `i` of each
-#   projection, as in exercise 6.1 (and in `nn.MultiheadAttention`).
+#   projection, as in exercise 6.1 (and in `nn.MultiheadAttention`). Blocked keys get weight exactly 0 whatever
+#   the allowed scores are ($-\infty$ before the softmax, as in exercise 6.3).
 #
 # **Lessons 10 and 11 load this class from your notebook**, so the checks also test what they rely on:
 # * the mask may be passed by position, `mha(x, mask)`, or by name, `mha(x, mask=mask)`;
 # * `bias=False` gives a module without biases, and after `.double()` the module computes in float64
-#   and returns float64 (so create no float32 tensors inside `forward`);
+#   and returns float64 (a tensor you create inside `forward`, with `torch.zeros` for example, must take
+#   the dtype of `x`);
 # * `state_dict()` holds the four layers' weights and biases and nothing else: lesson 10 copies weights
 #   between two such modules with `load_state_dict`.
 #
 # The hidden checks compare your module with `nn.MultiheadAttention` (weights copied in with
-# `load_from_torch`) at another size, in float64, with and without biases and masks.
+# `load_from_torch`) at another size, in float64 (to about $10^{-9}$), with and without biases and masks, and
+# run a mask with every score far below $-10^9$.
 #
 # <details><summary>Hint 1: the idea</summary>
 #
@@ -691,6 +693,9 @@ def _mha_module_hidden():
     grads = {n: getattr(mine, n).weight.grad for n in ("W_q", "W_k", "W_v", "W_o")}
     stuck = [n for n, grad in grads.items() if grad is None or not grad.any()]
     checks.expect(not stuck, f"no gradient reaches {stuck}: use torch operations only (no numpy, no .detach()).")
+    with torch.no_grad():  # bias=False here; entries >= 1 and W_k = -W_q: every score is below -1e10
+        mine.W_q.weight.copy_(1e5 * torch.eye(d)), mine.W_k.weight.copy_(-1e5 * torch.eye(d))
+        checks.blocked_weights_zero(mine(x.abs() + 1, causal)[1], causal, "mha(x, causal), all scores < -1e10")
 
 
 _mha_module_hidden()
@@ -816,12 +821,14 @@ heads_explorer = widgets.explore(
 heads_explorer
 
 # %% [markdown]
-# **Things to try.** Compare $H = 1$ with $H = 2$: the single head's map is one compromise; the two
-# heads can disagree about where a query should look (the titles name each head's favourite key). Then
-# try $H = 8$: every head has $d_k = 1$, so its score is a product of two *numbers*, $q\,k$. A query with
-# $q > 0$ prefers the key with the largest $k$, a query with $q < 0$ the key with the smallest $k$: each
-# head can only favour one of two keys, so in each of its maps the brightest cell of every row sits in one
-# of two columns. The cell below counts both effects with your code on the explorer's weights.
+# **Things to try.** Compare $H = 1$ with $H = 2$. The single head's scores are exactly the two heads'
+# scores added and divided by $\sqrt{2}$ (its $d_k$ is 8 instead of 4), so its map is one compromise
+# between theirs, while the two heads can disagree about where a query should look (the titles name each
+# head's favourite key). Then try $H = 8$: every head has $d_k = 1$, so its score is a product of two
+# *numbers*, $q\,k$. A query with $q > 0$ prefers the key with the largest $k$, a query with $q < 0$ the key
+# with the smallest $k$: each head can only favour one of two keys, so in each of its maps the brightest
+# cell of every row sits in one of two columns. The cell below counts both effects with your code on the
+# explorer's weights.
 
 # %%
 with ac.student_code("multi_head_attention"):

@@ -345,9 +345,10 @@ checks.passed("add_positional_encoding")
 #   cannot tell back from ahead.
 # * Each pair is a point on a circle that *rotates* by the angle $\omega_i k$ when you move $k$
 #   positions: $\mathrm{PE}_{p+k} = \mathrm{PE}_p R_k$, where $R_k$ is a block-diagonal matrix of $2\times 2$
-#   rotations, **the same matrix for every $p$**. The original Transformer paper chose sinusoids for this
-#   reason: the encoding $k$ positions away is a *linear* function of the current one, which a layer
-#   could learn to use.
+#   rotations, **the same matrix for every $p$**. This is one of the two reasons the original Transformer
+#   paper gives for sinusoids: the encoding $k$ positions away is a *linear* function of the current one,
+#   which a layer could learn to use. (The other: a formula may let a model handle sequences longer than
+#   those it was trained on; section 6 comes back to it.)
 #
 # The figure shows the table, and $\mathrm{PE}_p\cdot\mathrm{PE}_{p+k}$ as a function of the offset $k$
 # (negative: back, positive: ahead) for three different starting positions $p$.
@@ -464,8 +465,9 @@ with ac.student_code("positional_encoding"):
 # ## 5. Rotary position embeddings (RoPE): relative position inside the score
 #
 # Many recent models do not add anything to the embeddings. Instead they **rotate** the query and the
-# key, after the projections and just before the dot product. Pair $(2i, 2i+1)$ of a query or key at
-# position $m$ is rotated by the angle $m\,\omega_i$ (the same frequencies as above):
+# key, after the projections and just before the dot product (rotary position embeddings, Su et al.,
+# *RoFormer*, 2021). Pair $(2i, 2i+1)$ of a query or key at position $m$ is rotated by the angle
+# $m\,\omega_i$ (the same frequencies as above):
 #
 # $$\begin{pmatrix} q'_{2i} \\ q'_{2i+1} \end{pmatrix} = \begin{pmatrix} \cos m\omega_i & -\sin m\omega_i \\ \sin m\omega_i & \cos m\omega_i \end{pmatrix}
 # \begin{pmatrix} q_{2i} \\ q_{2i+1} \end{pmatrix}.$$
@@ -557,7 +559,8 @@ with ac.student_code("positional_encoding"):
 # * **position p** — one position (the line across the table); the right plot shows the cosine similarity
 #   of $\mathrm{PE}_p$ with the encoding of every position $q$.
 #
-# Sliders redraw when released; you can also click the number and type a value.
+# Both controls redraw when you release them; you can also type a value, in the box beside **d_model** or
+# over the number beside **position p**.
 
 
 # %%
@@ -608,7 +611,7 @@ class EncodingView(widgets.View):
         self.nearest, self.best = int(np.argmax(others)), others.max()
         self.nearest += self.nearest >= position  # back to a position number
         self.title.set_text(
-            f"Similarity of p = {position} (dashed) to every q:\nmost similar other q = {self.nearest} ({self.best:.3f})"
+            f"p = {position} (dashed) against every q:\nmost similar other q = {self.nearest} ({self.best:.3f})"
         )
 
     def alt(self, d_model, position):
@@ -630,9 +633,10 @@ widgets.explore(
 # **Things to try.** With `d_model = 2` there is a single sine/cosine pair: the similarity curve is a
 # pure cosine, and positions about $2\pi \approx 6.3$ apart, or a multiple of that, look almost identical —
 # the encoding is ambiguous. Add dimensions: from `d_model = 16` on, the most similar other position is a
-# direct neighbour, so the similarity falls with the distance from $p$ instead of coming back. Move $p$:
-# the curve keeps its shape around $p$ and is symmetric, only its place changes. The cell below finds, with
-# your code, the most similar pair of *different* positions for every size of the slider.
+# direct neighbour, whichever $p$ you pick: the curve still ripples, but no distant position comes back as
+# close to $p$ as its neighbours. Move $p$: the curve keeps its shape around $p$ and is symmetric, only its
+# place changes. The cell below finds, with your code, the most similar pair of *different* positions for
+# every size of the slider.
 
 # %%
 with ac.student_code("positional_encoding"):
@@ -823,7 +827,7 @@ with ac.student_code("positional_encoding"):
 # %% [markdown]
 # **Q4 (1 point).** The dot product $\mathrm{PE}_p\cdot\mathrm{PE}_q$ of two sinusoidal encodings depends on
 #
-# * **a** — $p + q$ &nbsp; **b** — only the distance $|p - q|$ &nbsp; **c** — only $\max(p, q)$ &nbsp; **d** — on $p$ and $q$ separately, in no simple way
+# * **a** — $p + q$ &nbsp; **b** — only the distance $|p - q|$ &nbsp; **c** — only $\max(p, q)$ &nbsp; **d** — $p$ and $q$ separately, in no simple way
 
 # %% quiz="quiz-offset" choices="abcd" key="b" points=1
 
@@ -867,9 +871,9 @@ q6_answer = float(np.sin(20 / 10000 ** (2 / 8)))
 # turns) with cosine similarity 0.9998. Using many frequencies is like a clock with seconds, minutes and
 # hours hands: fast pairs separate neighbouring positions, slow pairs (wavelengths up to almost
 # $10000\cdot 2\pi$) separate distant ones; from `d_model = 16` on, the most similar other position among
-# the 64 is a direct neighbour, so the similarity falls with the distance instead of coming back. Because
-# every pair rotates by a fixed angle per step, the dot product still depends only on the offset, whatever
-# the number of pairs (section 3: three starts, one curve).
+# the 64 is a direct neighbour: the similarity still ripples, but no distant position comes back as close.
+# Because every pair rotates by a fixed angle per step, the dot product still depends only on the offset,
+# whatever the number of pairs (section 3: three starts, one curve).
 #
 # *Rubric (3 points).* 1 point: one pair is periodic, so distant positions collide / are ambiguous.
 # 1 point: different frequencies resolve different scales (fast = nearby, slow = far), giving a unique

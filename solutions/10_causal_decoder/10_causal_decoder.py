@@ -32,11 +32,19 @@
 #    the newest tokens) and show that no position sees the future;
 # 2. extend your multi-head attention to **cross-attention** — queries from one sequence, keys and
 #    values from another — and say where the encoder–decoder Transformer uses it;
-# 3. train a decoder-only language model on the CPU and compare its loss with simple baselines;
+# 3. train a decoder-only language model on the CPU and compare its loss on rhymes it never saw with
+#    simple baselines;
 # 4. turn logits into a next-token distribution with a **temperature** and **top-k**, and sample from
 #    it (greedy decoding is the arg max);
 # 5. implement a **KV cache**, show that it gives the same outputs as recomputing everything, and
 #    measure what it saves.
+#
+# > **Minimal path.** This is a long lesson. The graded exercises 10.1, 10.2, 10.3 and 10.4 (the causal mask,
+# > cross-attention, sampling, the KV cache) are in sections 1, 2, 4 and 5, and the quiz is in section 9: do
+# > those, and run every cell of section 3, which trains the model the later sections use (you may skim its
+# > prose). Skim the cross-attention demo of section 2, the explorer of section 6 and the timing experiment of
+# > section 7 on a first pass; the quiz's free answer (Q8) needs the numbers of section 7, so come back for it.
+# > The minimal path takes about an hour; the whole lesson two to three hours.
 #
 # **You need:**
 #
@@ -68,6 +76,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import torch
 import torch.nn.functional as F
+from matplotlib.patches import Patch
 from torch import nn
 
 import attention_course as ac
@@ -118,10 +127,22 @@ ac.setup()
 # $j \le T_k - T_q + i$. `T_k=None` means $T_k = T_q$ (the usual square mask); you may assume
 # $T_q \le T_k$.
 #
-# <details><summary>Hint</summary>
+# <details><summary>Hint 1: the idea</summary>
 #
-# `torch.ones(T_q, T_k, dtype=torch.bool).tril(diagonal=…)` keeps the entries on and below a diagonal
-# that you can shift; or compare positions: `torch.arange(T_k)[None, :] <= …[:, None]`.
+# Think in positions, not row numbers: query row $i$ is the token at position $T_k - T_q + i$, and it may
+# look at every key whose position is not larger than its own.
+# </details>
+#
+# <details><summary>Hint 2: a first step</summary>
+#
+# For $T_q = T_k$ the answer is the lower triangle with its diagonal. With fewer queries, the boundary
+# between True and False moves $T_k - T_q$ columns to the right.
+# </details>
+#
+# <details><summary>Hint 3: the calls</summary>
+#
+# `torch.ones(T_q, T_k, dtype=torch.bool).tril(diagonal=k)` keeps the entries with $j - i \le k$; or compare
+# two `torch.arange` vectors with broadcasting, `[None, :]` against `[:, None]`.
 # </details>
 
 
@@ -136,115 +157,41 @@ def causal_mask(T_q, T_k=None):
 
 # %% tests="causal-mask-tests" points=2
 # Visible checks: the type, the square mask of 4 tokens, and the newest 2 of 5 tokens.
-_m = checks.call(causal_mask, 4)
-checks.expect(
-    isinstance(_m, torch.Tensor) and _m.dtype == torch.bool,
-    f"causal_mask must return a torch.bool tensor, not {type(_m).__name__} "
-    f"{getattr(_m, 'dtype', '')}: the model uses it with masked_fill.",
-)
-checks.expect_shape(_m, (4, 4), "causal_mask(4)")
-checks.expect_close(
-    _m,
-    [[1, 0, 0, 0], [1, 1, 0, 0], [1, 1, 1, 0], [1, 1, 1, 1]],
-    "causal_mask(4) (1 = may attend)",
-    mistakes={
-        "the diagonal is blocked: every token may attend to itself (key j ≤ i, not j < i).": [
-            [0, 0, 0, 0],
-            [1, 0, 0, 0],
-            [1, 1, 0, 0],
-            [1, 1, 1, 0],
-        ],
-        "each query also sees the next token: allow keys j ≤ i only.": [
-            [1, 1, 0, 0],
-            [1, 1, 1, 0],
-            [1, 1, 1, 1],
-            [1, 1, 1, 1],
-        ],
-        "the mask is inverted: True means 'may attend', so True goes on and below the diagonal.": [
-            [0, 1, 1, 1],
-            [0, 0, 1, 1],
-            [0, 0, 0, 1],
-            [0, 0, 0, 0],
-        ],
-    },
-)
-checks.expect_close(
-    causal_mask(2, 5),
-    [[1, 1, 1, 1, 0], [1, 1, 1, 1, 1]],
-    "causal_mask(2, 5)",
-    mistakes={
-        "the queries are the newest T_q tokens: query i is the token at position T_k - T_q + i, so the allowed "
-        "region ends at the bottom-right corner (this mask is aligned top-left).": [[1, 0, 0, 0, 0], [1, 1, 0, 0, 0]],
-    },
-)
+def _mask_mistakes(T_q, T_k):
+    """What the usual mistakes give for causal_mask(T_q, T_k), named."""
+    i, j = torch.arange(T_q)[:, None] + (T_k - T_q), torch.arange(T_k)[None, :]
+    named = {
+        "the diagonal is blocked: every token may attend to itself (key j ≤ i, not j < i).": j < i,
+        "each query also sees the next token: allow keys j ≤ i only.": j <= i + 1,
+        "the mask is inverted: True means 'may attend', so True goes on and below the diagonal.": j > i,
+    }
+    if T_q != T_k:
+        named[
+            "the queries are the newest T_q tokens: query i is the token at position T_k - T_q + i, so the allowed "
+            "region ends at the bottom-right corner (this mask is aligned top-left)."
+        ] = j <= i - (T_k - T_q)
+    return j <= i, named
 
 
+def _check_mask(T_q, T_k=None):
+    got = checks.call(causal_mask, T_q) if T_k is None else checks.call(causal_mask, T_q, T_k)
+    what = f"causal_mask({T_q}{'' if T_k is None else f', {T_k}'})"
+    checks.expect(
+        isinstance(got, torch.Tensor) and got.dtype == torch.bool,
+        f"{what} must return a torch.bool tensor, not {type(got).__name__} {getattr(got, 'dtype', '')}: "
+        "the model uses it with masked_fill.",
+    )
+    want, mistakes = _mask_mistakes(T_q, T_q if T_k is None else T_k)
+    checks.expect_close(got, want, f"{what} (1 = may attend)", mistakes=mistakes)
+
+
+_check_mask(4)  # [[1, 0, 0, 0], [1, 1, 0, 0], [1, 1, 1, 0], [1, 1, 1, 1]]
+_check_mask(2, 5)  # [[1, 1, 1, 1, 0], [1, 1, 1, 1, 1]]
 ### BEGIN HIDDEN TESTS
-def _causal_mask_hidden():
-    for T_q, T_k in ((1, 1), (6, 6), (3, 7), (1, 9), (5, 8), (9, 9), (2, 2)):
-        i, j = torch.arange(T_q)[:, None] + (T_k - T_q), torch.arange(T_k)[None, :]
-        want = j <= i
-        mistakes = {
-            "the diagonal is blocked: every token may attend to itself (key j ≤ i, not j < i).": j < i,
-            "each query also sees the next token: allow keys j ≤ i only.": j <= i + 1,
-            "the mask is inverted: True means 'may attend', so True goes on and below the diagonal.": ~want,
-        }
-        if T_q != T_k:
-            mistakes[
-                "the queries are the newest T_q tokens: query i is the token at position T_k - T_q + i, so the "
-                "allowed region ends at the bottom-right corner (this mask is aligned top-left)."
-            ] = torch.arange(T_k)[None, :] <= torch.arange(T_q)[:, None]
-        got = causal_mask(T_q, T_k)
-        checks.expect(
-            isinstance(got, torch.Tensor) and got.dtype == torch.bool,
-            f"causal_mask({T_q}, {T_k}) must return a torch.bool tensor.",
-        )
-        checks.expect_close(got, want, f"causal_mask({T_q}, {T_k})", mistakes=mistakes)
-        if T_q == T_k:
-            checks.expect_close(causal_mask(T_q), want, f"causal_mask({T_q}) (T_k defaults to T_q)")
-    # No position ever sees the future: attention with your mask, then change one token at a time.
-    g = torch.Generator().manual_seed(101)
-    T, d = 7, 16
-    x = torch.randn(1, T, d, generator=g, dtype=torch.float64)
-    W_q, W_k, W_v = (torch.randn(d, d, generator=g, dtype=torch.float64) / 4 for _ in range(3))
-    mask = causal_mask(T)
-
-    def attend(inputs):
-        return F.scaled_dot_product_attention(inputs @ W_q, inputs @ W_k, inputs @ W_v, attn_mask=mask)
-
-    base = attend(x)
-    for t in range(T - 1):
-        changed = x.clone()
-        changed[:, t + 1] += torch.randn(d, generator=g, dtype=torch.float64)
-        out = attend(changed)
-        checks.expect(
-            float((out[:, : t + 1] - base[:, : t + 1]).abs().max()) < 1e-12,
-            f"changing only token {t + 1} changed the output at positions ≤ {t}: a position sees the "
-            "future. Query i may attend to key j only if j ≤ i.",
-        )
-        checks.expect(
-            float((out[:, t + 1] - base[:, t + 1]).abs().max()) > 1e-6,
-            f"changing token {t + 1} did not change its own output: every token must attend to itself.",
-        )
-    # The newest 3 of 7 tokens as queries: changing key j may only affect queries at positions ≥ j.
-    k_all, v_all = x @ W_k, x @ W_v
-    q_new = x[:, 4:] @ W_q
-    newest = causal_mask(3, 7)
-    base = F.scaled_dot_product_attention(q_new, k_all, v_all, attn_mask=newest)
-    for j in range(7):
-        k2, v2 = k_all.clone(), v_all.clone()
-        k2[:, j] += 1.0
-        v2[:, j] += 1.0
-        out = F.scaled_dot_product_attention(q_new, k2, v2, attn_mask=newest)
-        for i in range(3):
-            sees = float((out[:, i] - base[:, i]).abs().max()) > 1e-9
-            checks.expect(
-                sees == (j <= 4 + i),
-                f"with causal_mask(3, 7), query {i} (token {4 + i}) {'sees' if sees else 'does not see'} token {j}.",
-            )
-
-
-_causal_mask_hidden()
+for _T_q, _T_k in ((1, 1), (6, 6), (3, 7), (1, 9), (5, 8), (9, 9), (2, 2)):
+    _check_mask(_T_q, _T_k)
+    if _T_q == _T_k:
+        _check_mask(_T_q)  # T_k defaults to T_q
 ### END HIDDEN TESTS
 checks.passed("causal_mask")
 
@@ -311,11 +258,13 @@ with ac.student_code("causal_mask"):
     moved_open = np.abs(out_open_changed - out_open).max(axis=-1)
 
     source = "your lesson-4 function" if lesson4_attention is not reference_attention else "PyTorch's"
-    ax = plots.attention_heatmap(weights, words, title=f"Causal self-attention, d_k = 8 ({source})")
+    ax = plots.attention_heatmap(
+        weights, words, allowed=mask6, title=f"Causal self-attention: no word sees a later one (d_k = 8, {source})"
+    )
     plots.show(
         ax.figure,
-        alt=f"Causal attention weights of the six words of '{' '.join(words)}': zero above the "
-        f"diagonal; the first word puts all its weight on itself.",
+        alt=f"Causal attention weights of the six words of '{' '.join(words)}': every cell above the diagonal "
+        "is masked (hatched); the first word puts all its weight on itself.",
         name="10_causal_map",
     )
     print("how far each position's output moves when only word 3 ('on') changes:")
@@ -330,22 +279,28 @@ with ac.student_code("causal_mask"):
 # **A trap in PyTorch.** `F.scaled_dot_product_attention(q, k, v, is_causal=True)` builds its own causal
 # mask, but when $T_q \ne T_k$ it aligns that mask with the **top-left** corner: query $i$ sees keys
 # $0, \dots, i$. That is right for training ($T_q = T_k$) and wrong for the newest-tokens case above.
-# The cell checks it: values are one-hot, so each output row *is* that query's attention weights.
+# PyTorch has the bottom-right version too, under its own name: `causal_lower_right(T_q, T_k)` from
+# `torch.nn.attention.bias`, passed as `attn_mask` (this notebook does not import it: that module loads
+# PyTorch's compiler, which is slow to start). The cell compares `is_causal=True` with your mask. Its values
+# are one-hot, so each output row *is* that query's attention weights, and the keys with a non-zero weight
+# are the keys it sees.
 
 # %%
 q2, k5 = torch.randn(1, 2, 4, dtype=torch.float64), torch.randn(1, 5, 4, dtype=torch.float64)
 one_hot_values = torch.eye(5, dtype=torch.float64)[None]
+
+
+def keys_seen(output):
+    return [torch.nonzero(row > 0).ravel().tolist() for row in output[0]]
+
+
 with ac.student_code("causal_mask"):
-    theirs = F.scaled_dot_product_attention(q2, k5, one_hot_values, is_causal=True)[0]
-    ours = F.scaled_dot_product_attention(q2, k5, one_hot_values, attn_mask=causal_mask(2, 5))[0]
-    print(
-        "is_causal=True, T_q = 2, T_k = 5: keys each query sees:",
-        [torch.nonzero(r > 0).ravel().tolist() for r in theirs],
-    )
-    print(
-        "causal_mask(2, 5):                 keys each query sees:",
-        [torch.nonzero(r > 0).ravel().tolist() for r in ours],
-    )
+    for label, kwargs in (
+        ("is_causal=True", dict(is_causal=True)),
+        ("your causal_mask(2, 5)", dict(attn_mask=causal_mask(2, 5))),
+    ):
+        seen = keys_seen(F.scaled_dot_product_attention(q2, k5, one_hot_values, **kwargs))
+        print(f"{label:>25}, T_q = 2, T_k = 5: keys each query sees: {seen}")
 
 
 # %% [markdown]
@@ -388,18 +343,32 @@ with ac.student_code("causal_mask"):
 #   boolean `(T_q, T_k)` tensor, **True = may attend**. Returns `(output, weights)` of shapes
 #   `(B, T_q, d_model)` and `(B, num_heads, T_q, T_k)`.
 #
-# Torch operations only, so that gradients flow. Callers pass the mask by name, `mha(x, mask=m)`,
-# because the second positional argument is now `x_kv`.
+# Torch operations only, so that gradients reach every layer and both inputs. Callers pass the mask by
+# name, `mha(x, mask=m)`, because the second positional argument is now `x_kv`. A blocked entry gets weight
+# exactly 0 whatever the allowed scores are: the hidden checks use allowed scores of about $-10^{10}$, far
+# below any "large negative number" you might fill in instead of $-\infty$.
 #
-# <details><summary>Hint</summary>
+# <details><summary>Hint 1: the idea</summary>
 #
-# Split with `t.view(B, T, h, d_k).transpose(1, 2)` — with $T = T_q$ for the queries and $T = T_k$ for
-# the keys and values; block with `scores.masked_fill(~mask, float("-inf"))`; merge with
-# `.transpose(1, 2).reshape(B, T_q, d_model)`.
+# Only the inputs of the key and value projections change: lesson 6's module computed $Q$, $K$ and $V$ from
+# one sequence; now $Q$ comes from `x_q` and $K$, $V$ from `x_kv`. The split into heads must use each
+# sequence's own length.
 # </details>
 #
-# `load_from_torch` (from `attention_course.reuse`, as in lesson 6) copies the weights of an `nn.MultiheadAttention` into your
-# module, so that the checks can compare the two. Remember: `nn.MultiheadAttention`'s boolean
+# <details><summary>Hint 2: a first step</summary>
+#
+# `q` has shape `(B, h, T_q, d_k)` and `k`, `v` have `(B, h, T_k, d_k)`, so the scores `q @ k.transpose(-2, -1)`
+# are `(B, h, T_q, T_k)`, the shape of the mask's last two axes.
+# </details>
+#
+# <details><summary>Hint 3: the calls</summary>
+#
+# `t.view(B, T, h, d_k).transpose(1, 2)` splits; `scores.masked_fill(~mask, float("-inf"))` blocks;
+# `.transpose(1, 2).reshape(B, T_q, d_model)` merges.
+# </details>
+#
+# `load_from_torch` (from `attention_course.reuse`, as in lesson 6) copies the weights of an `nn.MultiheadAttention`
+# into your module, so that the checks can compare the two. Remember: `nn.MultiheadAttention`'s boolean
 # `attn_mask` means **True = blocked**, the opposite of ours, so it gets `~mask`.
 
 
@@ -442,228 +411,91 @@ class MultiHeadAttention(nn.Module):
 
 
 # %% tests="mha-cross-tests" points=4
-# Visible checks: the interface, cross-attention with T_q ≠ T_k, and causal self-attention, all compared
-# with nn.MultiheadAttention holding the same weights.
-_mine = checks.call(MultiHeadAttention, 8, 2)
-for _name in ("W_q", "W_k", "W_v", "W_o"):
-    checks.expect(isinstance(getattr(_mine, _name, None), nn.Linear), f"self.{_name} must be an nn.Linear layer.")
-    checks.expect_shape(getattr(_mine, _name).weight, (8, 8), f"self.{_name}.weight for d_model = 8")
-checks.expect(
-    getattr(_mine, "num_heads", None) == 2 and getattr(_mine, "d_k", None) == 4,
-    "store self.num_heads and self.d_k = d_model // num_heads.",
-)
-torch.manual_seed(1)
-_theirs = nn.MultiheadAttention(8, 2, batch_first=True)
-with torch.no_grad():
-    _theirs.in_proj_bias.normal_()  # PyTorch starts biases at 0: make them count
-    _theirs.out_proj.bias.normal_()
-load_from_torch(_mine, _theirs)
-_x_q, _x_kv = torch.randn(3, 4, 8), torch.randn(3, 6, 8)  # 4 queries read 6 keys and values
-
-
-def _forward(*args, **kwargs):
-    return _mine(*args, **kwargs)
-
-
-_forward.__name__ = "MultiHeadAttention.forward"
-try:
-    _result = checks.call(_forward, _x_q, _x_kv)
-except RuntimeError as _error:
-    raise AssertionError(
-        f"forward(x_q, x_kv) with T_q = 4 queries and T_k = 6 keys raised RuntimeError ({_error}). "
-        "Usually the queries, keys or values come from the wrong input: queries come from x_q, keys "
-        "and values from x_kv."
-    ) from None
-checks.expect(isinstance(_result, tuple) and len(_result) == 2, "forward must return a tuple (output, weights).")
-checks.expect(
-    tuple(_result[1].shape)[-2:] != (4, 4),
-    "the weights are T_q × T_q: the keys (and values) come from x_q; in cross-attention they come from x_kv.",
-)
-checks.expect(
-    tuple(_result[1].shape)[-2:] != (6, 6), "the weights are T_k × T_k: the queries come from x_kv; they come from x_q."
-)
-checks.expect_shape(_result[0], (3, 4, 8), "the output for x_q (3, 4, 8) and x_kv (3, 6, 8)")
-checks.expect_shape(_result[1], (3, 2, 4, 6), "the weights for x_q (3, 4, 8) and x_kv (3, 6, 8) with 2 heads")
-_causal = torch.ones(4, 4, dtype=torch.bool).tril()  # True = may attend
-_pattern = (torch.arange(4)[:, None] + torch.arange(6)[None, :]) % 3 != 0  # every row keeps some keys and blocks some
-_no_w_o = copy.deepcopy(_theirs)  # the same layer with W_O = I: no projection
-with torch.no_grad():
-    _no_w_o.out_proj.weight.copy_(torch.eye(8))
-    _no_w_o.out_proj.bias.zero_()
-_cases = (
-    ((_x_q, _x_kv), {}, (_x_q, _x_kv, _x_kv), {}, "cross-attention (T_q = 4, T_k = 6)"),
-    ((_x_q, _x_kv), {"mask": _pattern}, (_x_q, _x_kv, _x_kv), {"attn_mask": ~_pattern}, "cross-attention with a mask"),
-    ((_x_q,), {"mask": _causal}, (_x_q, _x_q, _x_q), {"attn_mask": ~_causal}, "causal self-attention (x_kv=None)"),
-)
-try:
-    for _args, _kwargs, _their_args, _their_kwargs, _what in _cases:
-        _out, _w = _mine(*_args, **_kwargs)
-        _want, _want_w = _theirs(*_their_args, **_their_kwargs, need_weights=True, average_attn_weights=False)
-        _mistakes = {"the output projection W_o is not applied.": _no_w_o(*_their_args, **_their_kwargs)[0]}
-        if _kwargs:  # nn.MultiheadAttention given OUR mask blocks what we allow: the inverted-mask result
-            _mistakes["the mask is inverted: True means 'may attend', so fill -inf where the mask is False."] = _theirs(
-                *_their_args, attn_mask=_kwargs["mask"]
-            )[0]
-        checks.expect_close(
-            _out,
-            _want,
-            f"your output for {_what}, compared with nn.MultiheadAttention's",
-            atol=1e-5,
-            mistakes=_mistakes,
-        )
-        checks.expect_close(_w, _want_w, f"your weights for {_what}, compared with nn.MultiheadAttention's", atol=1e-5)
-except AssertionError as _error:
-    raise AssertionError(
-        f"{_error} Usual causes: keys or values taken from x_q instead of x_kv, queries taken from "
-        "x_kv, an inverted mask (True = may attend), dividing by sqrt(d_model) instead of "
-        "sqrt(d_k), a missing W_o."
-    ) from None
-
-
-### BEGIN HIDDEN TESTS
-def _mha_cross_hidden():
-    g = torch.Generator().manual_seed(102)
-    B, d, h = 2, 48, 3  # d_k = 16
-    dk = d // h
-    for bias in (True, False):
-        theirs = nn.MultiheadAttention(d, h, bias=bias, batch_first=True).double()
-        with torch.no_grad():
-            for p in theirs.parameters():
-                p.copy_(
-                    torch.randn(p.shape, generator=g, dtype=torch.float64) * (1.5 / d**0.5 if p.dim() == 2 else 0.5)
-                )
-        mine = MultiHeadAttention(d, h, bias=bias).double()
-        n_mine, n_theirs = sum(p.numel() for p in mine.parameters()), sum(p.numel() for p in theirs.parameters())
-        checks.expect(
-            n_mine == n_theirs,
-            f"with bias={bias} your module has {n_mine} parameters, nn.MultiheadAttention "
-            f"{n_theirs}: four nn.Linear(d_model, d_model, bias=bias) layers only.",
-        )
-        load_from_torch(mine, theirs)
-        Wq, Wk, Wv = (theirs.in_proj_weight[i * d : (i + 1) * d] for i in range(3))
-        bq, bk, bv = (
-            theirs.in_proj_bias[i * d : (i + 1) * d] if bias else torch.zeros(d, dtype=torch.float64) for i in range(3)
-        )
-        Wo, bo = theirs.out_proj.weight, theirs.out_proj.bias if bias else torch.zeros(d, dtype=torch.float64)
-
-        def variant(kind, x_q, x_kv, mask, weights=(Wq, Wk, Wv, Wo, bq, bk, bv, bo)):
-            Wq, Wk, Wv, Wo, bq, bk, bv, bo = weights
-            src_q = x_kv if kind == "q from kv" else x_q
-            src_k = x_q if kind in ("kv from q", "k from q") else x_kv
-            src_v = x_q if kind in ("kv from q", "v from q") else x_kv
-
-            def split(t):
-                return t.reshape(B, t.shape[1], h, dk).transpose(1, 2)
-
-            q, k, v = split(src_q @ Wq.T + bq), split(src_k @ Wk.T + bk), split(src_v @ Wv.T + bv)
-            s = q @ k.transpose(-1, -2) / (d**0.5 if kind == "scale" else dk**0.5)
-            if mask is not None:
-                s = s.masked_fill(mask if kind == "inverted" else ~mask, float("-inf"))
-            merged = (torch.softmax(s, -1) @ v).transpose(1, 2).reshape(B, q.shape[2], d)
-            return merged if kind == "no W_O" else merged @ Wo.T + bo
-
-        names = {
-            "kv from q": "the keys and values come from x_q: in cross-attention they come from x_kv.",
-            "k from q": "the keys come from x_q: keys (like values) come from x_kv.",
-            "v from q": "the values come from x_q: values (like keys) come from x_kv.",
-            "q from kv": "the queries come from x_kv: queries come from x_q.",
-            "scale": "the scores are divided by sqrt(d_model): each head has width d_k = d_model / h, divide by sqrt(d_k).",
-            "no W_O": "the output projection W_o is not applied.",
-            "inverted": "the mask is inverted: True means 'may attend', so fill -inf where the mask is False.",
-        }
-        # T_q = T_k with two different inputs, so that every mix-up has the right shape and can be named
-        x_q, x_kv = (torch.randn(B, 5, d, generator=g, dtype=torch.float64) for _ in range(2))
-        pattern = (torch.arange(5)[:, None] + 2 * torch.arange(5)[None, :]) % 3 != 0  # every row keeps some keys
-        for mask in (None, pattern):
-            with torch.no_grad():
-                want, want_w = theirs(
-                    x_q,
-                    x_kv,
-                    x_kv,
-                    attn_mask=None if mask is None else ~mask,
-                    need_weights=True,
-                    average_attn_weights=False,
-                )
-                mistakes = {
-                    text: variant(kind, x_q, x_kv, mask)
-                    for kind, text in names.items()
-                    if mask is not None or kind != "inverted"
-                }
-                out, w = mine(x_q, x_kv, mask=mask)
-            what = f"(d_model = 48, 3 heads, bias={bias}, T_q = T_k = 5, {'no' if mask is None else 'a'} mask)"
-            checks.expect_close(
-                out, want, f"cross-attention {what}, compared with nn.MultiheadAttention", atol=1e-8, mistakes=mistakes
-            )
-            checks.expect_close(w, want_w, f"the weights {what}", atol=1e-8)
-        # T_q ≠ T_k, with and without a mask; one sequence pair per batch element
-        x_q, x_kv = (
-            torch.randn(B, 4, d, generator=g, dtype=torch.float64),
-            torch.randn(B, 7, d, generator=g, dtype=torch.float64),
-        )
-        rect = torch.rand(4, 7, generator=g) < 0.6
-        rect[:, 2] = True
-        for mask in (None, rect):
-            with torch.no_grad():
-                want, want_w = theirs(
-                    x_q,
-                    x_kv,
-                    x_kv,
-                    attn_mask=None if mask is None else ~mask,
-                    need_weights=True,
-                    average_attn_weights=False,
-                )
-                out, w = mine(x_q, x_kv, mask=mask)
-            checks.expect_shape(w, (B, h, 4, 7), "the weights for T_q = 4 queries and T_k = 7 keys")
-            checks.expect_close(
-                out, want, f"cross-attention with T_q = 4, T_k = 7 ({'no' if mask is None else 'a'} mask)", atol=1e-8
-            )
-            checks.expect_close(w, want_w, "the weights with T_q = 4, T_k = 7", atol=1e-8)
-    # causal self-attention never looks ahead: change token t + 1, the outputs at positions ≤ t stay
-    T = 6
-    x = torch.randn(B, T, d, generator=g, dtype=torch.float64)
-    causal = torch.ones(T, T, dtype=torch.bool).tril()
+# Visible checks: the interface, then cross-attention and causal self-attention against nn.MultiheadAttention.
+def _torch_mha(d, h, bias=True, dtype=torch.float32, seed=1):
+    g, theirs = torch.Generator().manual_seed(seed), nn.MultiheadAttention(d, h, bias=bias, batch_first=True).to(dtype)
     with torch.no_grad():
-        base = mine(x, mask=causal)[0]
-        checks.expect_close(
-            base,
-            theirs(x, x, x, attn_mask=~causal, need_weights=False)[0],
-            "causal self-attention (x_kv=None), compared with nn.MultiheadAttention",
-            atol=1e-8,
-        )
-        for t in range(T - 1):
-            changed = x.clone()
-            changed[:, t + 1] += 1.0
-            out = mine(changed, mask=causal)[0]
-            checks.expect(
-                float((out[:, : t + 1] - base[:, : t + 1]).abs().max()) < 1e-12,
-                f"with a causal mask, changing token {t + 1} changed the outputs at positions ≤ {t}: "
-                "apply the mask to the scores before the softmax.",
-            )
-    # gradients reach every projection and both inputs
-    x_q = torch.randn(B, 3, d, dtype=torch.float64, requires_grad=True)
-    x_kv = torch.randn(B, 5, d, dtype=torch.float64, requires_grad=True)
-    mine.zero_grad()
-    mine(x_q, x_kv)[0].pow(2).sum().backward()
-    for name in ("W_q", "W_k", "W_v", "W_o"):
-        grad = getattr(mine, name).weight.grad
-        checks.expect(
-            grad is not None and float(grad.abs().sum()) > 0,
-            f"no gradient reaches self.{name}: use torch operations only (no numpy, no .detach()).",
-        )
-    checks.expect(
-        x_kv.grad is not None and float(x_kv.grad.abs().sum()) > 0,
-        "no gradient reaches x_kv: the keys and values must be computed from x_kv with torch operations.",
-    )
+        for p in theirs.parameters():
+            p.copy_(torch.randn(p.shape, generator=g, dtype=dtype) * (1.5 / d**0.5 if p.dim() == 2 else 0.5))
+    return theirs
 
 
-_mha_cross_hidden()
+def _check_mha(theirs, x_q, x_kv, mask, what, atol):  # your module with theirs' weights, against theirs
+    d, h, T_q, T_k, same = theirs.embed_dim, theirs.num_heads, x_q.shape[1], x_kv.shape[1], x_q.shape == x_kv.shape
+    b = torch.zeros(3 * d, dtype=x_q.dtype) if theirs.in_proj_bias is None else theirs.in_proj_bias
+
+    def ref(q_in=x_q, k_in=x_kv, v_in=x_kv, scale=(d // h) ** 0.5, blocked=None if mask is None else ~mask, fill=None):
+        projected = (t @ w.T + c for t, w, c in zip((q_in, k_in, v_in), theirs.in_proj_weight.split(d), b.split(d)))
+        q, k, v = (t.unflatten(-1, (h, d // h)).transpose(1, 2) for t in projected)
+        s = q @ k.transpose(-1, -2) / scale
+        s = s if blocked is None else s.masked_fill(blocked, float("-inf") if fill is None else fill)
+        return (s.softmax(-1) @ v).transpose(1, 2).flatten(2)
+
+    mine = load_from_torch(checks.call(MultiHeadAttention, d, h, theirs.in_proj_bias is not None).to(x_q.dtype), theirs)
+    try:
+        with torch.no_grad():
+            result = mine(*((x_q,) if x_kv is x_q else (x_q, x_kv)), mask=mask)
+    except (RuntimeError, TypeError) as error:
+        raise AssertionError(
+            f"{what}: forward raised {type(error).__name__} ({str(error)[:100]}): queries, keys or values from the "
+            "wrong input? (queries from x_q; keys and values from x_kv; forward(x_q, x_kv=None, mask=None))"
+        ) from None
+    out, w = checks.output_and_weights(result, what, d, T_k, "forward")
+    for rows, wrong in ((T_q, "the keys and values come from x_q"), (T_k, "the queries come from x_kv")):
+        checks.expect(same or tuple(w.shape[-2:]) != (rows, rows), f"{what}: the weights are square: {wrong}.")
+    checks.expect_shape(w, (x_q.shape[0], h, T_q, T_k), f"the weights for {what}")
+    named = {
+        "the keys and values come from x_q: they come from x_kv.": (same or mask is None) and dict(k_in=x_q, v_in=x_q),
+        "the values come from x_q: values (like keys) come from x_kv.": same and dict(v_in=x_q),
+        "the queries come from x_kv: queries come from x_q.": same and dict(q_in=x_kv),
+        "the scores are divided by sqrt(d_model): divide by sqrt(d_k), d_k = d_model / h.": dict(scale=d**0.5),
+        "the mask is inverted: True means 'may attend'.": mask is not None and dict(blocked=mask),
+        "blocked scores are filled with a large finite number: here the allowed scores are lower still (about -1e10), "
+        "so the blocked keys win. Fill with float('-inf').": mask is not None and dict(fill=-1e9),
+    }
+    with torch.no_grad():
+        want, want_w = theirs(x_q, x_kv, x_kv, attn_mask=None if mask is None else ~mask, average_attn_weights=False)
+        mistakes = {text: theirs.out_proj(ref(**kw)) for text, kw in named.items() if kw}
+        mistakes["the output projection W_o is not applied."] = ref()
+    checks.expect_close(out, want, f"your output for {what} (vs nn.MultiheadAttention)", atol, mistakes=mistakes)
+    checks.expect_close(w, want_w, f"your weights for {what} (vs nn.MultiheadAttention)", atol)
+
+
+_mine = checks.call(MultiHeadAttention, 8, 2)
+_ok = all(isinstance(getattr(_mine, n, None), nn.Linear) for n in ("W_q", "W_k", "W_v", "W_o"))
+_ok = _ok and (getattr(_mine, "num_heads", None), getattr(_mine, "d_k", None)) == (2, 4)
+checks.expect(_ok, "store four nn.Linear layers self.W_q, self.W_k, self.W_v, self.W_o, self.num_heads, self.d_k.")
+_x_q, _x_kv, _theirs = torch.randn(3, 4, 8), torch.randn(3, 6, 8), _torch_mha(8, 2)
+_pattern = (torch.arange(4)[:, None] + torch.arange(6)[None, :]) % 3 != 0  # every row keeps some keys, blocks some
+_check_mha(_theirs, _x_q, _x_kv, None, "cross-attention (T_q = 4, T_k = 6)", 1e-5)
+_check_mha(_theirs, _x_q, _x_kv, _pattern, "cross-attention with a mask", 1e-5)
+_check_mha(_theirs, _x_q, _x_q, torch.ones(4, 4, dtype=torch.bool).tril(), "causal self-attention (x_kv=None)", 1e-5)
+### BEGIN HIDDEN TESTS
+_g = torch.Generator().manual_seed(102)
+for _bias in (True, False):  # d_model = 48, 3 heads: d_k = 16; T_q = T_k with two inputs names every mix-up
+    _theirs = _torch_mha(48, 3, _bias, torch.float64, seed=int(_bias))
+    _n = sum(p.numel() for p in MultiHeadAttention(48, 3, bias=_bias).parameters())
+    checks.expect(_n == sum(p.numel() for p in _theirs.parameters()), f"bias={_bias}: four nn.Linear layers only.")
+    for _T_k, _mask in ((5, None), (5, (torch.arange(5)[:, None] + 2 * torch.arange(5)) % 3 != 0), (7, None)):
+        _x_q, _x_kv = (torch.randn(2, n, 48, generator=_g, dtype=torch.float64) for n in (5, _T_k))
+        _check_mha(_theirs, _x_q, _x_kv, _mask, f"d_model = 48, 3 heads, bias={_bias}, T_k = {_T_k}", 1e-8)
+with torch.no_grad():  # allowed scores near -1e10: blocked keys must still get weight exactly 0
+    _theirs.in_proj_weight[:48], _theirs.in_proj_weight[48:96] = -1e5 * torch.eye(48), 1e5 * torch.eye(48)
+_x_q, _x_kv = (1 + torch.rand(2, n, 48, generator=_g, dtype=torch.float64) for n in (4, 7))
+_mask = (torch.rand(4, 7, generator=_g) < 0.5) | (torch.arange(7) == 2)  # every row keeps key 2
+_check_mha(_theirs, _x_q, _x_kv, _mask, "scores around -1e10 with a mask", 1e-8)
+_mine = load_from_torch(MultiHeadAttention(48, 3).double(), _torch_mha(48, 3, dtype=torch.float64))
+_x_q, _x_kv = (torch.randn(2, n, 48, dtype=torch.float64, requires_grad=True) for n in (3, 5))
+_mine(_x_q, _x_kv)[0].pow(2).sum().backward()
+for _t, _name in [(getattr(_mine, n).weight, f"self.{n}") for n in ("W_q", "W_k", "W_v", "W_o")] + [(_x_kv, "x_kv")]:
+    checks.expect(_t.grad is not None and float(_t.grad.abs().sum()) > 0, f"no gradient reaches {_name}: torch only.")
 ### END HIDDEN TESTS
 checks.passed("MultiHeadAttention")
 
 # %% [markdown]
 # **Your lesson-6 module is the self-attention special case.** The cell below loads your lesson-6
-# `MultiHeadAttention` (if it is there and finished), copies its weights into the new module, and
-# compares the two on causal self-attention.
+# `MultiHeadAttention` (if it is there and finished), copies the new module's weights into it (both have the
+# same attribute names), and compares the two on causal self-attention.
 
 # %%
 with ac.student_code("MultiHeadAttention"):
@@ -711,7 +543,7 @@ with ac.student_code("MultiHeadAttention"):
         _, cross_weights = cross(x_french, x_english)  # queries: French; keys and values: English
     cross_weights = cross_weights[0, 0]  # (4, 5): not square
     ax = plots.attention_heatmap(
-        cross_weights, french, english, title="Cross-attention: French queries, English keys (hand-built)"
+        cross_weights, french, english, title="Cross-attention (hand-built): each French word finds its translation"
     )
     ax.set_xlabel("key: English word (encoder)")
     ax.set_ylabel("query: French word (decoder)")
@@ -741,11 +573,16 @@ with ac.student_code("MultiHeadAttention"):
 # %% [markdown]
 # ## 3. A tiny language model that writes nursery rhymes
 #
-# ### The text
+# ### The text, and rhymes kept apart for testing
 #
 # The course ships a small public-domain text next to this notebook: traditional English nursery
 # rhymes, in `nursery_rhymes.txt`. We lowercase it and treat every **character** as a token — a
-# vocabulary of a few dozen symbols, so the model stays tiny. The cell prints the sizes.
+# vocabulary of a few dozen symbols, so the model stays tiny.
+#
+# A model with tens of thousands of parameters can memorise a few thousand characters, so its loss on the
+# text it learned from says little about how well it predicts text. So we set every sixth rhyme aside — the
+# **held-out** rhymes — train on the others, and measure on the held-out ones, which the model never sees
+# while it learns. The cell prints the sizes.
 
 # %%
 text = Path("nursery_rhymes.txt").read_text(encoding="utf-8").lower()
@@ -769,37 +606,61 @@ def shown(c):
     return SHOWN.get(c, c)
 
 
-ids = encode(text)
-n_rhymes = text.count("\n\n") + 1
-print(f"{len(text):,} characters, {n_rhymes} rhymes, {len(text.split()):,} words; vocabulary of V = {V} characters:")
+rhymes = text.split("\n\n")
+held_out_rhymes = rhymes[5::6]  # every sixth rhyme, kept apart
+train_text = "\n\n".join(r for i, r in enumerate(rhymes) if i % 6 != 5)
+held_out_text = "\n\n".join(held_out_rhymes)
+ids, held_out_ids = encode(train_text), encode(held_out_text)
+print(f"{len(text):,} characters, {len(rhymes)} rhymes, {len(text.split()):,} words; vocabulary of V = {V} characters:")
 print("".join(shown(c) for c in vocab))
 print(f"encode('humpty') = {encode('humpty').tolist()}  ->  decode(...) = {decode(encode('humpty'))!r}")
+print(
+    f"training: {len(rhymes) - len(held_out_rhymes)} rhymes, {len(ids):,} characters; held out: "
+    f"{len(held_out_rhymes)} rhymes, {len(held_out_ids):,} characters, the first beginning {held_out_rhymes[0][:24]!r}"
+)
 
 # %% [markdown]
 # ### Baselines: how surprised is a model that ignores context?
 #
 # A language model is scored by its **cross-entropy**, the average of $-\ln p(\text{correct next
 # character})$ in nats (the loss of lesson 9). $e^{\text{loss}}$, the **perplexity**, reads as "as unsure
-# as a uniform choice among this many characters". Three yardsticks, all measured on this text:
+# as a uniform choice among this many characters". Three yardsticks, each counted on the training rhymes
+# and measured on the held-out ones:
 # * **uniform**: every character equally likely, loss $\ln V$;
-# * **unigram**: each character with its frequency in the text, ignoring context;
-# * **bigram**: the next character given only the previous one, with probabilities counted on this very
-#   text. No model that looks only at the previous character can do better than the bigram on this text:
-#   the counted frequencies are the best such model for it.
+# * **unigram**: each character with its frequency in the training rhymes, ignoring context;
+# * **bigram**: the next character given only the previous one, $P(b \mid a) = $ (how often $a$ is followed
+#   by $b$) / (how often $a$ occurs), counted on the training rhymes.
+#
+# A pair that never occurs in the training rhymes would get probability 0, and a single such pair in the
+# held-out text would make the loss infinite. So every count gets a small number $\alpha$ added
+# (**add-$\alpha$ smoothing**). To give the baselines every advantage, we use the $\alpha$ that does best
+# on the held-out rhymes themselves — a choice a fair test would not allow the model.
 
 # %%
+ALPHAS = [0.01, 0.03, 0.1, 0.3, 1.0]  # add-α smoothing: the baselines get the best of these on held-out text
+
+
+def counted_loss(counts, context, targets):
+    """(loss, α): held-out cross-entropy of P(target | context) = (count + α) / (row total + V·α), best α."""
+    losses = {
+        a: float(-((counts + a) / (counts + a).sum(-1, keepdim=True))[context, targets].log().mean()) for a in ALPHAS
+    }
+    best = min(losses, key=losses.get)
+    return losses[best], best
+
+
+unigram_counts = torch.bincount(ids, minlength=V).double()[None]  # (1, V): one row, no context
+bigram_counts = torch.zeros(V, V, dtype=torch.float64)
+bigram_counts.index_put_((ids[:-1], ids[1:]), torch.ones(len(ids) - 1, dtype=torch.float64), accumulate=True)
 uniform_loss = math.log(V)
-freq = torch.bincount(ids, minlength=V).double() / len(ids)
-unigram_loss = float(-freq[ids].log().mean())
-pairs = torch.zeros(V, V, dtype=torch.float64)
-pairs.index_put_((ids[:-1], ids[1:]), torch.ones(len(ids) - 1, dtype=torch.float64), accumulate=True)
-bigram = pairs / pairs.sum(-1, keepdim=True)  # P(next | previous), counted on the text
-for name, loss in (
-    ("uniform", uniform_loss),
-    ("unigram", unigram_loss),
-    ("bigram", float(-bigram[ids[:-1], ids[1:]].log().mean())),
+unigram_loss, _ = counted_loss(unigram_counts, torch.zeros_like(held_out_ids), held_out_ids)
+for name, (loss, alpha) in (
+    ("uniform", (uniform_loss, None)),
+    ("unigram", (unigram_loss, _)),
+    ("bigram", counted_loss(bigram_counts, held_out_ids[:-1], held_out_ids[1:])),
 ):
-    print(f"{name:>8}: {loss:.3f} nats per character, perplexity {math.exp(loss):5.1f}")
+    smoothing = "" if alpha is None else f" (α = {alpha:g})"
+    print(f"{name:>8}: {loss:.3f} nats per held-out character, perplexity {math.exp(loss):5.1f}{smoothing}")
 
 
 # %% [markdown]
@@ -873,47 +734,60 @@ class TinyDecoder(nn.Module):
 # %% [markdown]
 # ### Training
 #
-# Every step draws 16 random windows of `MAX_LEN + 1` characters from the text; the first `MAX_LEN`
-# are the input and the last `MAX_LEN` (shifted by one) are the targets — `MAX_LEN` predictions per
-# window, trained in one pass, which the causal mask makes honest. Adam with weight decay (`AdamW`)
-# does the updates. After training we measure the loss on the whole text, cut into consecutive windows.
+# Every step draws 16 random windows of `MAX_LEN + 1` characters from the training rhymes; the first
+# `MAX_LEN` are the input and the last `MAX_LEN` (shifted by one) are the targets — `MAX_LEN` predictions per
+# window, trained in one pass, which the causal mask makes honest. Adam with weight decay (`AdamW`) does the
+# updates, with a learning rate that falls linearly to 0 over the training. Every 50 steps, and at the end, we
+# measure the loss on the held-out rhymes, cut into consecutive windows.
 
 # %%
 D_MODEL, N_HEADS, N_LAYERS, MAX_LEN = 48, 4, 2, 32  # d_k = 12; the model reads at most 32 characters
-BATCH, STEPS, LEARNING_RATE = 16, 400, 1e-2
+BATCH, STEPS, LEARNING_RATE, EVALUATE_EVERY = 16, 400, 1e-2, 50
 
 
 def random_windows(generator, batch=BATCH, length=MAX_LEN):
-    """(inputs, targets), two int64 tensors (batch, length): random windows of the text, targets shifted by one."""
+    """(inputs, targets), two int64 tensors (batch, length): random windows of the training rhymes, targets shifted by one."""
     start = torch.randint(0, len(ids) - length - 1, (batch,), generator=generator)
     windows = torch.stack([ids[s : s + length + 1] for s in start.tolist()])
     return windows[:, :-1], windows[:, 1:]
 
 
+def consecutive_windows(token_ids, length=MAX_LEN):
+    """(inputs, targets): the whole text cut into windows of `length`, targets shifted by one."""
+    n = (len(token_ids) - 1) // length
+    return token_ids[: n * length].view(n, length), token_ids[1 : n * length + 1].view(n, length)
+
+
+held_inputs, held_targets = consecutive_windows(held_out_ids)
+train_inputs, train_targets = consecutive_windows(ids)
+# the baselines again, on exactly the model's held-out predictions (the whole windows; the table above used every pair)
+unigram_loss, _ = counted_loss(unigram_counts, torch.zeros_like(held_targets), held_targets)
+bigram_loss, _ = counted_loss(bigram_counts, held_inputs, held_targets)
+
+
+def text_loss(net, inputs=held_inputs, targets=held_targets):
+    """Cross-entropy (nats per character) of `net` on windows of a text (the held-out rhymes by default)."""
+    with torch.no_grad():
+        return F.cross_entropy(net(inputs).reshape(-1, V), targets.reshape(-1)).item()
+
+
 def train(net, steps, seed=0):
-    """Train `net` with AdamW on random windows; return the loss of every step."""
+    """Train `net` with AdamW on random windows, learning rate falling linearly to 0. Returns the loss of every
+    step and {step: held-out loss} every EVALUATE_EVERY steps."""
     optimizer = torch.optim.AdamW(net.parameters(), lr=LEARNING_RATE)
-    generator, losses = torch.Generator().manual_seed(seed), []
-    for _ in range(steps):
+    schedule = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda step: 1 - step / steps)
+    generator, losses, held_out = torch.Generator().manual_seed(seed), [], {}
+    for step in range(1, steps + 1):
         inputs, targets = random_windows(generator)
         loss = F.cross_entropy(net(inputs).reshape(-1, V), targets.reshape(-1))
         optimizer.zero_grad()
         loss.backward()
         optimizer.step()
+        schedule.step()
         losses.append(loss.item())
-    return losses
-
-
-n_windows = (len(ids) - 1) // MAX_LEN
-eval_inputs = ids[: n_windows * MAX_LEN].view(n_windows, MAX_LEN)  # the whole text, in windows
-eval_targets = ids[1 : n_windows * MAX_LEN + 1].view(n_windows, MAX_LEN)
-bigram_loss = float(-bigram[eval_inputs, eval_targets].log().mean())  # on exactly the same predictions
-
-
-def text_loss(net):
-    """Cross-entropy (nats per character) of `net` over the whole text."""
-    with torch.no_grad():
-        return F.cross_entropy(net(eval_inputs).reshape(-1, V), eval_targets.reshape(-1)).item()
+        if step % EVALUATE_EVERY == 0 or step == steps:
+            held_out[step] = text_loss(net)
+    return losses, held_out
 
 
 model = None  # built below, from your classes
@@ -926,51 +800,58 @@ with ac.student_code("causal_mask and MultiHeadAttention"):
         f"d_ff = {4 * D_MODEL}, max_len = {MAX_LEN}, vocabulary {V}: {n_params:,} parameters."
     )
     start = time.perf_counter()
-    losses = train(model, STEPS)
+    losses, held_out_curve = train(model, STEPS)
     train_seconds = time.perf_counter() - start
-    model_loss = text_loss(model)
+    model_loss, fit_loss = text_loss(model), text_loss(model, train_inputs, train_targets)
 
-    fig, ax = plt.subplots(figsize=(8, 4.4), layout="constrained")
-    ax.plot(losses, color=plots.COLORS[0], lw=1, label="your model, training batches")
+    fig, ax = plt.subplots(figsize=(8, 4.6), layout="constrained")
+    ax.plot(np.arange(1, STEPS + 1), losses, color=plots.color("yours"), lw=0.8, alpha=0.35)
     ax.plot(
-        np.arange(19, STEPS),
+        np.arange(20, STEPS + 1),
         np.convolve(losses, np.ones(20) / 20, mode="valid"),
-        color=plots.COLORS[0],
+        color=plots.color("yours"),
         lw=2.5,
-        label="… mean of the last 20 steps",
+        label="training batches (mean of 20 steps)",
     )
-    for loss, label, colour, style in (
-        (uniform_loss, "uniform", plots.COLORS[7], ":"),
-        (unigram_loss, "unigram", plots.COLORS[1], "--"),
-        (bigram_loss, "bigram (best previous-character-only model)", plots.COLORS[5], "-."),
+    ax.plot(*zip(*held_out_curve.items()), "o-", color=plots.color("other"), lw=2, label="held-out rhymes")
+    for loss, label, meaning, style in (
+        (uniform_loss, "uniform", "chance", ":"),
+        (unigram_loss, "unigram", "other2", "--"),
+        (bigram_loss, "bigram (previous character only)", "baseline", "-."),
     ):
-        ax.axhline(loss, color=colour, ls=style, lw=1.5, label=f"{label}: {loss:.2f}")
+        held = "" if label == "uniform" else ", held out"
+        ax.axhline(loss, color=plots.color(meaning), ls=style, lw=1.5, label=f"{label}{held}: {loss:.2f}")
     ax.set_xlabel("training step")
     ax.set_ylabel("cross-entropy (nats per character)")
-    ax.set_title(
-        f"TinyDecoder, d_model = {D_MODEL}, {N_LAYERS} blocks, batch {BATCH} × {MAX_LEN}, lr = {LEARNING_RATE:g}"
-    )
-    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=3)
+    ax.set_title(f"On held-out rhymes the model beats the bigram: {model_loss:.2f} against {bigram_loss:.2f} nats")
+    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.15), ncol=2)
     plots.show(
         fig,
-        alt=f"Training loss of the tiny decoder over {STEPS} steps, falling from about "
-        f"{losses[0]:.1f} to {np.mean(losses[-20:]):.2f} nats per character, below the unigram "
-        f"({unigram_loss:.2f}) and bigram ({bigram_loss:.2f}) baselines.",
+        alt=f"Loss of the tiny decoder over {STEPS} training steps. On training batches it falls from about "
+        f"{losses[0]:.1f} to {np.mean(losses[-20:]):.2f} nats per character; on the held-out rhymes it falls to "
+        f"{model_loss:.2f} and levels off, below the bigram ({bigram_loss:.2f}) and unigram ({unigram_loss:.2f}) "
+        "baselines measured on the same rhymes.",
         name="10_training",
     )
     print(
-        f"{STEPS} steps in {train_seconds:.1f} s. Loss on the whole text: {model_loss:.3f} nats per character "
-        f"(perplexity {math.exp(model_loss):.1f}); bigram {bigram_loss:.3f} (perplexity {math.exp(bigram_loss):.1f}), "
-        f"unigram {unigram_loss:.3f} (perplexity {math.exp(unigram_loss):.1f})."
+        f"{STEPS} steps in {train_seconds:.1f} s. Held-out rhymes: {model_loss:.3f} nats per character "
+        f"(perplexity {math.exp(model_loss):.1f}); on the same {held_targets.numel():,} predictions the bigram gives "
+        f"{bigram_loss:.3f} (perplexity {math.exp(bigram_loss):.1f}), the unigram {unigram_loss:.3f} "
+        f"(perplexity {math.exp(unigram_loss):.1f})."
     )
-    assert model_loss < bigram_loss - 0.3, "the model should clearly beat the bigram"
+    best_step = min(held_out_curve, key=held_out_curve.get)
+    print(
+        f"On its own training rhymes: {fit_loss:.3f} nats per character. Lowest held-out loss "
+        f"{held_out_curve[best_step]:.3f}, at step {best_step}."
+    )
 
 
 # %% [markdown]
-# The model beats the bigram, so it uses more than the previous character. Two honest remarks: the loss
-# is measured on the text the model was trained on, so it says how well the model fits these rhymes, not
-# how well it would predict new ones (there is no second collection of rhymes to test on); and the first
-# position of every window has no context at all, which counts against the model, not for it.
+# On rhymes it never saw, the model's loss is clearly below the bigram's, so it uses more than the previous
+# character — even though the bigram's smoothing was picked on those very rhymes. It fits its training rhymes
+# better still (the second printed line): its 61,668 parameters have memorised part of the 7,792 training
+# characters, and the held-out curve flattens while the training loss keeps falling. (The loss is an average over every position of a window: the first sees only its own character, exactly the
+# bigram's context, and the last sees 32.)
 #
 # What does the model expect after *"humpty dumpty sat on a w"*? Its five most likely next characters:
 
@@ -998,9 +879,9 @@ with ac.student_code("causal_mask and MultiHeadAttention"):
 #
 # The same model, trained the same way for fewer steps but **without** the causal mask
 # (`causal=False`): every position may now read the character it is supposed to predict. We measure its
-# training loss, then its loss when it must predict honestly — with the mask, as during generation, when
-# the next character does not exist yet — and let it continue *"humpty dumpty sat"* by always taking
-# its most likely character.
+# training loss, then its loss on the held-out rhymes when it must predict honestly — with the mask, as
+# during generation, when the next character does not exist yet — and let it continue *"humpty dumpty sat"*
+# by always taking its most likely character.
 
 
 # %%
@@ -1019,7 +900,7 @@ with ac.student_code("causal_mask and MultiHeadAttention"):
     needs_model()
     torch.manual_seed(0)
     cheater = TinyDecoder(V, D_MODEL, N_HEADS, N_LAYERS, MAX_LEN, causal=False)
-    cheat_losses = train(cheater, CHEAT_STEPS)
+    cheat_losses, _ = train(cheater, CHEAT_STEPS)
     cheat_train = float(np.mean(cheat_losses[-20:]))
     for block in cheater.blocks:
         block.causal = True  # the honest test: no peeking at the answer
@@ -1029,12 +910,11 @@ with ac.student_code("causal_mask and MultiHeadAttention"):
         f"(the masked model: {np.mean(losses[:CHEAT_STEPS][-20:]):.3f} after the same steps, {np.mean(losses[-20:]):.3f} at the end)"
     )
     print(
-        f"the same unmasked model predicting honestly: {cheat_honest:.3f} nats per character "
+        f"the same unmasked model predicting the held-out rhymes honestly: {cheat_honest:.3f} nats per character "
         f"(unigram {unigram_loss:.3f}, your masked model {model_loss:.3f})"
     )
     print("unmasked model, greedy: ", repr(greedy_continue(cheater, "humpty dumpty sat", 40)))
     print("your model, greedy:     ", repr(greedy_continue(model, "humpty dumpty sat", 40)))
-    assert cheat_train < 0.5 * np.mean(losses[-20:]) and cheat_honest > unigram_loss
 
 
 # %% [markdown]
@@ -1051,7 +931,7 @@ with ac.student_code("causal_mask and MultiHeadAttention"):
 # * **Greedy**: take $\arg\max_i z_i$. Deterministic, and prone to loops: once a phrase is the most
 #   likely continuation of itself, greedy repeats it.
 # * **Sampling**: draw the next character from $p = \operatorname{softmax}(z)$.
-# * **Temperature** $\tau$ (lesson 4 called it $T$; in this lesson $T$ is a length): draw from
+# * **Temperature** $\tau$ (tau, as in lesson 4; $T$ stays a length in this lesson): draw from
 #   $\operatorname{softmax}(z / \tau)$. $\tau < 1$ sharpens the distribution, $\tau > 1$ flattens it, and
 #   as $\tau \to 0$ all probability goes to the arg max: greedy is the limit $\tau = 0$. The temperature
 #   divides the **logits, before the softmax**. Dividing the probabilities afterwards does nothing at all
@@ -1065,7 +945,8 @@ with ac.student_code("causal_mask and MultiHeadAttention"):
 # Implement two functions.
 #
 # `next_token_probs(logits, temperature=1.0, top_k=None)`: `logits` is a float tensor `(..., V)`;
-# return the next-token probabilities, same shape, each row summing to 1.
+# return the next-token probabilities, same shape, each row summing to 1, as a new tensor: leave `logits` as it was
+# (no in-place `masked_fill_`; the explorer of section 6 reuses the same logits for every setting).
 # * `top_k=None` keeps every token; an integer $k \ge 1$ keeps the $k$ largest logits of each row and
 #   gives every other token probability exactly 0 ($k \ge V$ keeps all). The tests never put a tie at
 #   the $k$-th place.
@@ -1073,15 +954,30 @@ with ac.student_code("causal_mask and MultiHeadAttention"):
 #   `temperature == 0`: greedy — probability 1 on the largest logit of each row, 0 elsewhere.
 #
 # `sample_next(logits, temperature=1.0, top_k=None, generator=None)`: `logits` is `(B, V)`; return
-# an int64 tensor `(B,)` with one token id per row. At `temperature == 0` return the arg max of each row
-# (no randomness); otherwise draw from `next_token_probs(...)` with
-# `torch.multinomial(probs, 1, generator=generator)`, so that a seeded generator gives reproducible samples.
+# an int64 tensor `(B,)` with one token id per row.
+# * At `temperature == 0` return the arg max of each row, with no randomness at all: the checks compare 1,000
+#   rows, where any sampling would show.
+# * Otherwise draw each row's token from `next_token_probs(logits, temperature, top_k)`, taking every random
+#   number from `generator`, so that two calls with generators seeded alike give the same tokens.
 #
-# <details><summary>Hint</summary>
+# <details><summary>Hint 1: the idea</summary>
 #
-# `torch.topk(logits, k, dim=-1).values[..., -1:]` is the $k$-th largest logit of each row, kept as a
-# column; `logits.masked_fill(logits < kth, float("-inf"))` drops the rest. For greedy,
-# `F.one_hot(logits.argmax(-1), V)` is the one-hot row (convert it with `.to(logits.dtype)`).
+# Filter first, then scale, then normalise: top-k decides which logits survive (the others become
+# $-\infty$), the temperature divides the survivors, and the softmax turns them into probabilities.
+# Greedy needs no softmax at all.
+# </details>
+#
+# <details><summary>Hint 2: a first step</summary>
+#
+# The $k$-th largest logit of each row, kept as a column of shape `(..., 1)`, is the threshold: a logit
+# below it is dropped. No ties at the $k$-th place means "below" is unambiguous.
+# </details>
+#
+# <details><summary>Hint 3: the calls</summary>
+#
+# `torch.topk(logits, k, dim=-1).values[..., -1:]`; `logits.masked_fill(logits < kth, float("-inf"))`;
+# `F.one_hot(logits.argmax(-1), V).to(logits.dtype)` for greedy; `torch.multinomial(probs, 1, generator=generator)`
+# draws one token per row.
 # </details>
 
 
@@ -1109,172 +1005,83 @@ def sample_next(logits, temperature=1.0, top_k=None, generator=None):
 
 
 # %% tests="sampling-tests" points=4
-# Visible checks: a worked example for every setting, then sampling.
+# Visible checks: a worked example for every setting of next_token_probs, then sample_next.
 _z = torch.tensor([[2.0, 1.0, 0.0, -1.0]])
 _p = checks.call(next_token_probs, _z)
 checks.expect_shape(_p, (1, 4), "next_token_probs of logits of shape (1, 4)")
 checks.expect_close(_p, [[0.64391426, 0.23688282, 0.08714432, 0.0320586]], "next_token_probs([2, 1, 0, -1])")
-checks.expect_close(
-    next_token_probs(_z, temperature=0.5),
-    [[0.86495488, 0.11705891, 0.0158422, 0.00214401]],
-    "next_token_probs([2, 1, 0, -1], temperature=0.5)",
-    mistakes={
-        "the logits are multiplied by the temperature: divide them by it.": [
-            [0.45505423, 0.27600434, 0.1674051, 0.10153632]
-        ],
-        "the temperature divides the probabilities after the softmax: divide the logits before it.": [
-            [1.28782852, 0.47376564, 0.17428864, 0.06411721]
-        ],
-        "the temperature has no effect: it must divide the logits before the softmax (dividing the probabilities "
-        "and renormalising changes nothing).": [[0.64391426, 0.23688282, 0.08714432, 0.0320586]],
-    },
-)
-checks.expect_close(
-    next_token_probs(_z, top_k=2),
-    [[0.73105858, 0.26894142, 0.0, 0.0]],
-    "next_token_probs([2, 1, 0, -1], top_k=2)",
-    mistakes={
-        "top-k keeps k + 1 tokens: keep exactly the k largest logits.": [[0.66524096, 0.24472847, 0.09003057, 0.0]],
-        "the tokens outside the top k were zeroed after the softmax without renormalising: set their logits to "
-        "-inf before the softmax.": [[0.64391426, 0.23688282, 0.0, 0.0]],
-        "top-k keeps the smallest logits: keep the k largest.": [[0.0, 0.0, 0.73105858, 0.26894142]],
-    },
-)
-checks.expect_close(
-    next_token_probs(_z, temperature=0),
-    [[1.0, 0.0, 0.0, 0.0]],
-    "next_token_probs([2, 1, 0, -1], temperature=0) (greedy)",
-)
-checks.expect_close(
-    next_token_probs(torch.tensor([[0.5, 3.0, -2.0], [1.0, 1.5, 2.0]]), top_k=1),
-    [[0.0, 1.0, 0.0], [0.0, 0.0, 1.0]],
-    "next_token_probs of 2 rows with top_k=1",
-)
-# sampling: greedy is the arg max; a seeded generator gives the same samples twice; frequencies follow the probabilities
-_rows = torch.tensor([[0.5, 3.0, -2.0, 1.0], [2.0, -1.0, 0.0, 4.0]])
+_TEMPERATURE_MISTAKES = {  # what each mistake gives for the (kept) logits z and the temperature t
+    "the logits are multiplied by the temperature: divide them by it.": lambda z, t: (z * t).softmax(-1),
+    "the temperature divides the probabilities: divide the logits, before the softmax.": lambda z, t: z.softmax(-1) / t,
+    "the temperature has no effect: divide the logits by it before the softmax.": lambda z, t: z.softmax(-1),
+}
+_mistakes = {text: wrong(_z, 0.5) for text, wrong in _TEMPERATURE_MISTAKES.items()}
+_want = [[0.86495488, 0.11705891, 0.0158422, 0.00214401]]
+checks.expect_close(next_token_probs(_z, temperature=0.5), _want, "temperature=0.5", mistakes=_mistakes)
+_mistakes = {
+    "top-k keeps k + 1 tokens: keep exactly the k largest logits.": [_z[0, :3].softmax(-1).tolist() + [0.0]],
+    "the tokens outside the top k were zeroed after the softmax without renormalising: set their logits to "
+    "-inf before the softmax.": _p * torch.tensor([1.0, 1, 0, 0]),
+    "top-k keeps the smallest logits: keep the k largest.": [[0.0, 0.0, 0.73105858, 0.26894142]],
+}
+checks.expect_close(next_token_probs(_z, top_k=2), [[0.73105858, 0.26894142, 0, 0]], "top_k=2", mistakes=_mistakes)
+checks.expect_close(next_token_probs(_z, temperature=0), [[1.0, 0, 0, 0]], "next_token_probs(…, temperature=0)")
+checks.expect(torch.equal(_z, torch.tensor([[2.0, 1.0, 0.0, -1.0]])), "next_token_probs changed the logits it was given (an in-place masked_fill_?): return a new tensor.")  # fmt: skip
+# sampling: greedy is the arg max of every row, without randomness; generators seeded alike give the same samples
+torch.manual_seed(0)
+_rows = torch.randn(1000, 9) * 0.3  # nearly flat rows: a sample would often miss the arg max
 _t = checks.call(sample_next, _rows, temperature=0)
 checks.expect(
-    isinstance(_t, torch.Tensor) and _t.dtype == torch.long and tuple(_t.shape) == (2,),
+    isinstance(_t, torch.Tensor) and _t.dtype == torch.long and tuple(_t.shape) == (1000,),
     "sample_next must return an int64 tensor of shape (B,), one token id per row.",
 )
-checks.expect(
-    _t.tolist() == [1, 3],
-    f"sample_next at temperature 0 must return the arg max of each row, [1, 3], not {_t.tolist()}.",
-)
-_many = _z.expand(4000, 4)
-_a = sample_next(_many, generator=torch.Generator().manual_seed(0))
-_b = sample_next(_many, generator=torch.Generator().manual_seed(0))
-checks.expect(
-    torch.equal(_a, _b),
-    "two calls with generators seeded alike gave different samples: pass generator=generator to torch.multinomial.",
-)
+_misses = int((_t != _rows.argmax(-1)).sum())
+checks.expect(_misses == 0, f"temperature 0: {_misses} of 1000 tokens are not their row's arg max; greedy never samples.")  # fmt: skip
+_a, _b = (sample_next(_z.expand(4000, 4), generator=torch.Generator().manual_seed(0)) for _ in range(2))
+checks.expect(torch.equal(_a, _b), "two calls with generators seeded alike gave different samples: use the generator.")
 _freq = torch.bincount(_a, minlength=4).double() / len(_a)
-checks.expect_close(
-    _freq,
-    [[0.64391426, 0.23688282, 0.08714432, 0.0320586]][0],
-    "the frequencies of 4000 samples of [2, 1, 0, -1]",
-    atol=0.04,
-)
+checks.expect_close(_freq, _p[0], "the frequencies of 4000 samples of [2, 1, 0, -1]", atol=0.04)
 
 
 ### BEGIN HIDDEN TESTS
-def _sampling_hidden():
-    g = torch.Generator().manual_seed(103)
-    z = 3 * torch.randn(3, 5, 11, generator=g, dtype=torch.float64)
-
-    def reference(logits, temperature=1.0, top_k=None, keep=None, after=False, multiply=False):
-        keep = top_k if keep is None else keep
-        if keep is not None and keep < logits.shape[-1]:
-            kth = logits.sort(-1, descending=True).values[..., keep - 1 : keep]
-            logits = logits.masked_fill(logits < kth, float("-inf"))
-        if temperature == 0:
-            return F.one_hot(logits.argmax(-1), logits.shape[-1]).to(logits.dtype)
-        if after:
-            return torch.softmax(logits, -1) / temperature
-        return torch.softmax(logits * temperature if multiply else logits / temperature, -1)
-
-    for temperature in (1.0, 0.3, 1.7, 0.0):
-        for top_k in (None, 1, 4, 11, 20):
-            got = next_token_probs(z, temperature, top_k)
-            mistakes = {}
-            if temperature not in (0.0, 1.0):
-                mistakes["the logits are multiplied by the temperature: divide them by it."] = reference(
-                    z, temperature, top_k, multiply=True
-                )
-                mistakes[
-                    "the temperature divides the probabilities after the softmax: divide the logits before it."
-                ] = reference(z, temperature, top_k, after=True)
-                mistakes["the temperature has no effect: it must divide the logits before the softmax."] = reference(
-                    z, 1.0, top_k
-                )
-            if top_k is not None and top_k < 10:
-                mistakes["top-k keeps k + 1 tokens: keep exactly the k largest logits."] = reference(
-                    z, temperature, keep=top_k + 1
-                )
-            checks.expect_close(
-                got,
-                reference(z, temperature, top_k),
-                f"next_token_probs of (3, 5, 11) logits, temperature={temperature}, top_k={top_k}",
-                mistakes=mistakes,
-            )
-            if top_k is not None and top_k < 11:
-                kept = (checks.to_numpy(got) > 0).sum(-1)
-                checks.expect(
-                    kept.max() <= top_k,
-                    f"with top_k={top_k}, a row keeps {int(kept.max())} tokens with "
-                    "non-zero probability: keep exactly the k largest logits.",
-                )
-    # float32 and extreme logits stay finite; the default arguments are temperature 1 and no top-k
-    big = torch.tensor([[1000.0, -1000.0, 999.0], [-500.0, -501.0, -499.0]])
-    checks.expect_finite(
-        next_token_probs(big, 0.5, 2),
-        "next_token_probs of logits around ±1000",
-        "use torch.softmax (it subtracts the maximum) on the filtered logits.",
+def _reference_probs(logits, temperature=1.0, top_k=None):
+    if top_k is not None and top_k < logits.shape[-1]:
+        logits = logits.masked_fill(logits < logits.sort(-1, descending=True).values[..., top_k - 1 : top_k], -math.inf)
+    return (
+        F.one_hot(logits.argmax(-1), logits.shape[-1]).double()
+        if temperature == 0
+        else (logits / temperature).softmax(-1)
     )
+
+
+_zs = 3 * torch.randn(3, 5, 11, generator=torch.Generator().manual_seed(103), dtype=torch.float64)
+for _temperature, _k in [(t, k) for t in (1.0, 0.3, 1.7, 0.0) for k in (None, 1, 4, 11, 20)]:
+    _kept = _reference_probs(_zs, 1.0, _k).log()  # the kept logits, shifted
+    _mistakes = {text: wrong(_kept, _temperature) for text, wrong in _TEMPERATURE_MISTAKES.items() if _temperature % 1}
+    if _k is not None and _k < 10:
+        _mistakes["top-k keeps k + 1 tokens: keep exactly the k largest logits."] = _reference_probs(
+            _zs, _temperature, _k + 1
+        )
+    _what = f"next_token_probs of (3, 5, 11) logits, temperature={_temperature}, top_k={_k}"
     checks.expect_close(
-        next_token_probs(big), torch.softmax(big.double(), -1), "next_token_probs with the defaults", atol=1e-6
+        next_token_probs(_zs, _temperature, _k), _reference_probs(_zs, _temperature, _k), _what, mistakes=_mistakes
     )
-    one = next_token_probs(z[0, 0], 0.8, 3)
-    checks.expect_close(one, reference(z[0, 0], 0.8, 3), "next_token_probs of a single row of shape (11,)")
-    # sample_next: greedy, top_k = 1, the top-k support, reproducibility, frequencies, and the default generator
-    logits = torch.tensor([[0.2, -1.0, 2.5, 0.0, 1.9, -0.4], [3.0, 2.2, -1.0, 0.5, 0.0, 2.9]])
-    checks.expect(sample_next(logits, 0).tolist() == [2, 0], "sample_next at temperature 0 must return the arg max.")
-    checks.expect(
-        sample_next(logits, 1.3, 1, torch.Generator().manual_seed(1)).tolist() == [2, 0],
-        "sample_next with top_k=1 must always return the arg max.",
-    )
-    many = logits[1].expand(20000, 6)
-    draws = sample_next(many, 0.9, 3, torch.Generator().manual_seed(2))
-    checks.expect(
-        isinstance(draws, torch.Tensor) and tuple(draws.shape) == (20000,),
-        "sample_next must return one token id per row, shape (B,).",
-    )
-    checks.expect(
-        set(draws.tolist()) <= {0, 1, 5},
-        "sample_next with top_k=3 drew a token outside the 3 most likely: keep exactly the k largest logits.",
-    )
-    freq = torch.bincount(draws, minlength=6).double() / len(draws)
-    checks.expect_close(
-        freq,
-        reference(logits[1].double(), 0.9, 3),
-        "the frequencies of 20000 samples (temperature 0.9, top_k 3)",
-        atol=0.02,
-        mistakes={
-            "the samples ignore the temperature: draw from next_token_probs(logits, temperature, top_k).": reference(
-                logits[1].double(), 1.0, 3
-            )
-        },
-    )
-    again = sample_next(many, 0.9, 3, torch.Generator().manual_seed(2))
-    checks.expect(torch.equal(draws, again), "samples with generators seeded alike differ: use the generator.")
-    free = sample_next(logits, 1.0)
-    checks.expect(
-        tuple(free.shape) == (2,) and free.dtype == torch.long,
-        "sample_next without a generator (generator=None) must still return an int64 tensor of shape (B,).",
-    )
-
-
-_sampling_hidden()
+checks.expect_close(next_token_probs(_zs[0, 0], 0.8, 3), _reference_probs(_zs[0, 0], 0.8, 3), "one row of shape (11,)")
+_two = torch.tensor([[0.5, 3.0, -2.0], [1.0, 1.5, 2.0]])
+checks.expect_close(next_token_probs(_two, top_k=1), [[0.0, 1, 0], [0, 0, 1]], "two rows with top_k=1")
+_big = torch.tensor([[1000.0, -1000.0, 999.0], [-500.0, -501.0, -499.0]])
+checks.expect_finite(next_token_probs(_big, 0.5, 2), "next_token_probs of logits around ±1000", "use torch.softmax.")
+_logits = torch.tensor([[0.2, -1.0, 2.5, 0.0, 1.9, -0.4], [3.0, 2.2, -1.0, 0.5, 0.0, 2.9]])
+checks.expect(sample_next(_logits, 1.3, 1, torch.Generator().manual_seed(1)).tolist() == [2, 0], "top_k=1 is greedy.")
+_draws = sample_next(_logits[1].expand(20000, 6), 0.9, 3, torch.Generator().manual_seed(2))
+checks.expect(set(_draws.tolist()) <= {0, 1, 5}, "sample_next with top_k=3 drew a token outside the 3 most likely.")
+_mistakes = {"the samples ignore the temperature or top-k.": _reference_probs(_logits[1].double(), 1.0)}
+_freq, _want = torch.bincount(_draws, minlength=6).double() / 20000, _reference_probs(_logits[1].double(), 0.9, 3)
+checks.expect_close(
+    _freq, _want, "the frequencies of 20000 samples (temperature 0.9, top_k 3)", 0.02, mistakes=_mistakes
+)
+_free = sample_next(_logits, 1.0)
+checks.expect(tuple(_free.shape) == (2,) and _free.dtype == torch.long, "without a generator: int64 of shape (B,).")
 ### END HIDDEN TESTS
 checks.passed("next_token_probs and sample_next")
 
@@ -1297,20 +1104,20 @@ with ac.student_code("next_token_probs"):
     needs_model()
     with torch.no_grad():
         logits_w = model(encode(prompt_w)[None])[0, -1]
-    fig, axes = plt.subplots(2, 2, figsize=(12, 5.6), sharex=True, sharey=True, layout="constrained")
+    fig, axes = plt.subplots(4, 1, figsize=(8, 7.6), sharex=True, sharey=True, layout="constrained")
     entropies = []
-    for ax, (temperature, top_k) in zip(axes.flat, settings, strict=True):
+    for ax, (temperature, top_k) in zip(axes, settings, strict=True):
         p = next_token_probs(logits_w, temperature, top_k)  # yours
         entropies.append(entropy_bits(p))
-        ax.bar(range(V), p.numpy(), color=plots.COLORS[0])
-        ax.set_xticks(range(V), [shown(c) for c in vocab])
-        ax.set_xlim(-0.7, V - 0.3)
-        ax.set_title(f"temperature {temperature}, top-k = {top_k or 'all'}: entropy {entropies[-1]:.2f} bits")
-    for ax in axes[:, 0]:
+        ax.bar(range(V), p.numpy(), color=plots.color("yours"))
         ax.set_ylabel("probability")
-    for ax in axes[1]:
-        ax.set_xlabel("next character")
-    fig.suptitle(f"Your model's next character after {prompt_w!r}")
+        ax.set_title(
+            f"temperature {temperature}, top-k = {top_k or 'all'}: entropy {entropies[-1]:.2f} bits", loc="left"
+        )
+    axes[-1].set_xticks(range(V), [shown(c) for c in vocab])
+    axes[-1].set_xlim(-0.7, V - 0.3)
+    axes[-1].set_xlabel("next character")
+    fig.suptitle(f"After {prompt_w!r}: a low temperature or a small top-k concentrates the probability")
     plots.show(
         fig,
         alt="Four bar charts of the next-character distribution after 'humpty dumpty sat on a w': "
@@ -1379,8 +1186,8 @@ with ac.student_code("sample_next"):
 # Read the three samples and the line under them. Greedy always takes the most likely path, so once a
 # phrase leads back to itself it goes round in a loop, with few distinct words. Sampling at temperature $1.5$
 # flattens the distribution, so unlikely characters get picked and the words drift away from the rhymes'
-# vocabulary. The middle setting sits in between. (One seed each: other seeds give other texts; the
-# numbers under the samples say how these particular ones came out.)
+# vocabulary. The middle setting sits in between on the share of words that occur in the rhymes. (One seed each:
+# other seeds give other texts; the numbers under the samples say how these particular ones came out.)
 
 # %% [markdown]
 # ## 5. The KV cache: do not recompute the past
@@ -1441,27 +1248,43 @@ with ac.student_code("causal_mask and MultiHeadAttention"):
 # **Memory.** The cache holds a key and a value of $d_{\text{model}}$ numbers per token, per block:
 # $2 \cdot n_{\text{layers}} \cdot d_{\text{model}}$ numbers per token and sequence. That is the price of
 # the speed; lesson `11_attention_at_scale` prints this memory per token against the number of key/value
-# heads, which grouped-query attention reduces.
+# heads, which grouped-query attention reduces, and measures what sharing keys and values costs this model.
 #
 # ### Exercise 10.4 — attention with a KV cache (4 points)
 #
 # Implement `attend_with_cache(mha, x_new, cache, mask=None)`.
 # * `mha` holds `num_heads`, `d_k` and the four layers `W_q`, `W_k`, `W_v`, `W_o` (your
-#   `MultiHeadAttention`); use those layers, not `mha.forward`.
+#   `MultiHeadAttention`). Use those layers; do not call `mha(...)` itself: its `forward` computes the keys and
+#   values of its input only, and the checks pass an object whose `forward` refuses to run.
 # * `x_new` `(B, T_new, d_model)`: the newest tokens (the whole prompt at first, then one token per step).
 # * `cache`: a dict, empty `{}` at the start. Afterwards `cache["k"]` and `cache["v"]` are the keys and
 #   values of every token so far, split into heads: shape `(B, num_heads, T_past, d_k)`. Your function
 #   **appends** the new tokens' keys and values along the time axis (so the cache then holds
 #   `T_past + T_new` positions) and stores them back in `cache`.
 # * `mask`: `None` (every new token may attend to every cached key — always true for one new token), or
-#   a boolean `(T_new, T_past + T_new)` tensor, `True` = may attend.
+#   a boolean `(T_new, T_past + T_new)` tensor, `True` = may attend. As in exercise 10.2, a blocked entry gets
+#   weight exactly 0, however low the allowed scores are.
 # * Return `(output, weights)`: `(B, T_new, d_model)` after `W_o`, and `(B, num_heads, T_new, T_past + T_new)`.
+# * Keep the model's number type: in a float64 model the cache, the output and the weights are float64
+#   (the checks run one in float64).
 #
-# <details><summary>Hint</summary>
+# <details><summary>Hint 1: the idea</summary>
 #
-# Split the projections of `x_new` into heads as in exercise 10.2; `torch.cat([cache["k"], k], dim=2)`
-# appends along the time axis (when `"k" in cache`). Then it is exercise 10.2 with the cached keys and
-# values: scores, mask, softmax, weighted sum, merge, `W_o`.
+# Only the new tokens go through the projections. Their keys and values join the cached ones, and then the
+# new queries attend over all of them, exactly as in exercise 10.2.
+# </details>
+#
+# <details><summary>Hint 2: a first step</summary>
+#
+# After splitting, the new keys have shape `(B, h, T_new, d_k)`. When the cache is not empty, the keys to
+# attend over are the cached ones followed by these, along axis 2 (time); store the result back in the cache
+# before computing the scores.
+# </details>
+#
+# <details><summary>Hint 3: the calls</summary>
+#
+# `mha.W_k(x_new).view(B, T_new, mha.num_heads, mha.d_k).transpose(1, 2)`; `"k" in cache`;
+# `torch.cat([cache["k"], k], dim=2)`.
 # </details>
 
 
@@ -1493,188 +1316,82 @@ def attend_with_cache(mha, x_new, cache, mask=None):
 
 
 # %% tests="kv-cache-tests" points=4
-# Visible checks: a 3-token prompt, then two single tokens, compared with attention over the whole sequence.
+# Visible checks: a 2-token prompt, one token, 2 tokens at once (bottom-right mask); against attention recomputed.
 class _Projections(nn.Module):
-    """The attributes attend_with_cache uses (like your MultiHeadAttention), with fixed random weights."""
+    """What attend_with_cache uses (like your MultiHeadAttention): num_heads, d_k and four nn.Linear layers."""
 
-    def __init__(self, d_model, num_heads, seed):
+    def __init__(self, d_model, num_heads, seed, dtype=torch.float32):
         super().__init__()
         torch.manual_seed(seed)
         self.num_heads, self.d_k = num_heads, d_model // num_heads
-        self.W_q, self.W_k, self.W_v, self.W_o = (nn.Linear(d_model, d_model) for _ in range(4))
+        self.W_q, self.W_k, self.W_v, self.W_o = (nn.Linear(d_model, d_model, dtype=dtype) for _ in range(4))
 
-
-def _full_causal(mha, x):
-    """Reference: causal multi-head self-attention over the whole sequence x (B, T, d_model), with its q, k, v."""
-    B, T, d = x.shape
-
-    def split(t):
-        return t.view(B, T, mha.num_heads, mha.d_k).transpose(1, 2)
-
-    q, k, v = split(mha.W_q(x)), split(mha.W_k(x)), split(mha.W_v(x))
-    out = F.scaled_dot_product_attention(q, k, v, is_causal=True)  # T_q = T_k: no trap here
-    return mha.W_o(out.transpose(1, 2).reshape(B, T, d)), q, k, v
-
-
-def _merged(mha, o):
-    return mha.W_o(o.transpose(1, 2).reshape(o.shape[0], o.shape[2], -1))
-
-
-def _call_with_cache(*args, what):
-    try:
-        return checks.call(attend_with_cache, *args)
-    except RuntimeError as error:
+    def forward(self, *args, **kwargs):
         raise AssertionError(
-            f"{what}: attend_with_cache raised RuntimeError ({str(error)[:120]}). A shape mismatch "
-            "here usually means the cached keys and values have different lengths: append both the "
-            "new keys and the new values to the cache."
-        ) from None
+            "attend_with_cache called mha(...): use its layers mha.W_q, mha.W_k, mha.W_v and mha.W_o instead "
+            "(forward would compute keys and values for the new tokens only, and this test object has none)."
+        )
 
 
-_mha = _Projections(8, 2, seed=3)
+def _check_cache(mha, x, plan, atol, what):
+    """Feed x (B, T, d) to attend_with_cache in the chunks [start, stop) of `plan`; compare every output with causal
+    attention over the whole sequence, recomputed here."""
+    (B, T, d), h, dk, cache = x.shape, mha.num_heads, mha.d_k, {}
+    with torch.no_grad():
+        Q, K, Vv = (m(x).view(B, T, h, dk).transpose(1, 2) for m in (mha.W_q, mha.W_k, mha.W_v))
+
+        def attend(rows, keys, allowed, fill=-math.inf):  # queries `rows` over the keys `keys` (two slices)
+            s = (Q[:, :, rows] @ K[:, :, keys].transpose(-1, -2) / dk**0.5).masked_fill(~allowed, fill)
+            return mha.W_o((s.softmax(-1) @ Vv[:, :, keys]).transpose(1, 2).flatten(2))
+
+        for start, stop in plan:
+            n, new = stop - start, slice(start, stop)
+            causal = torch.ones(n, stop, dtype=torch.bool).tril(start)  # the bottom-right causal mask
+            tokens = f"tokens {start}–{stop - 1} ({what})"
+            try:
+                result = checks.call(attend_with_cache, mha, x[:, new], cache, causal if n > 1 else None)
+            except RuntimeError as error:
+                raise AssertionError(
+                    f"{tokens}: attend_with_cache raised RuntimeError ({str(error)[:120]}). A shape mismatch usually "
+                    "means the cached keys and values have different lengths: append both to the cache."
+                ) from None
+            out, w = checks.output_and_weights(result, tokens, d, stop, "attend_with_cache")
+            dtypes = {getattr(t, "dtype", None) for t in (cache.get("k"), cache.get("v"), out, w)}
+            checks.expect(dtypes == {x.dtype}, f"{tokens}: cache['k'], cache['v'], the output and the weights must be {x.dtype} tensors, the model's number type.")  # fmt: skip
+            everything = slice(0, stop)
+            named = [
+                ("the new tokens attend only to themselves: the cache must keep the keys and values of the earlier "
+                 "calls.", start > 0, lambda: attend(new, new, causal[:, new])),
+                ("the new token does not attend to itself: append its key and value to the cache before computing "
+                 "the scores.", start > 0 and n == 1, lambda: attend(new, slice(0, start), causal[:, :start])),
+                ("the mask is ignored: the new tokens see each other's future; apply the mask to the scores.", n > 1,
+                 lambda: attend(new, everything, torch.ones_like(causal))),
+                ("the mask is inverted: True means 'may attend'.", start > 0 and n > 1, lambda: attend(new, everything, ~causal)),
+                ("the new tokens' mask is aligned top-left (is_causal=True?): they are the newest tokens, use the "
+                 "bottom-right mask you are given.", start > 0 and n > 1, lambda: attend(new, everything, causal.tril(0))),
+                ("blocked scores are filled with a large finite number: here the allowed scores are lower still (about "
+                 "-1e10), so the blocked keys win. Fill with float('-inf').", n > 1, lambda: attend(new, everything, causal, -1e9)),
+            ]  # fmt: skip
+            mistakes = {text: wrong() for text, applies, wrong in named if applies}
+            checks.expect_close(out, attend(new, everything, causal), f"the output, {tokens}", atol, mistakes=mistakes)
+            want_w = (Q[:, :, new] @ K[:, :, everything].transpose(-1, -2) / dk**0.5).masked_fill(~causal, -math.inf)
+            checks.expect_close(w, want_w.softmax(-1), f"the weights for {tokens}", atol)
+            checks.expect_shape(cache["k"], (B, h, stop, dk), f"cache['k'] after {tokens}")
+        checks.expect_close(cache["k"], K, f"cache['k'] at the end ({what})", atol)
+        checks.expect_close(cache["v"], Vv, "cache['v'] at the end", atol, mistakes={"cache['v'] holds the keys.": K})
+
+
 _x = torch.randn(1, 5, 8, generator=torch.Generator().manual_seed(4))
-with torch.no_grad():
-    _want, _q_all, _k_all, _v_all = _full_causal(_mha, _x)
-    _cache = {}
-    _result = _call_with_cache(
-        _mha, _x[:, :3], _cache, torch.ones(3, 3, dtype=torch.bool).tril(), what="a 3-token prompt"
-    )
-    checks.expect(isinstance(_result, tuple) and len(_result) == 2, "attend_with_cache must return (output, weights).")
-    checks.expect(
-        isinstance(_cache.get("k"), torch.Tensor) and isinstance(_cache.get("v"), torch.Tensor),
-        "after the first call the cache must hold tensors cache['k'] and cache['v'].",
-    )
-    checks.expect_shape(_cache["k"], (1, 2, 3, 4), "cache['k'] after a 3-token prompt (B = 1, 2 heads, d_k = 4)")
-    _open = _merged(_mha, F.scaled_dot_product_attention(_q_all[:, :, :3], _k_all[:, :, :3], _v_all[:, :, :3]))
-    checks.expect_close(
-        _result[0],
-        _want[:, :3],
-        "the output for the 3-token prompt",
-        atol=1e-5,
-        mistakes={
-            "the mask is ignored: the prompt's tokens see each other's future; apply the mask to the scores.": _open
-        },
-    )
-    for _t in (3, 4):  # then one token at a time
-        _out, _w = _call_with_cache(_mha, _x[:, _t : _t + 1], _cache, what=f"token {_t} alone")
-        _q_t = _q_all[:, :, _t : _t + 1]
-        checks.expect_close(
-            _out,
-            _want[:, _t : _t + 1],
-            f"the output for token {_t}, compared with attention over the whole sequence",
-            atol=1e-5,
-            mistakes={
-                "the new token attends only to itself: the cache must keep the keys and values of the earlier calls.": _mha.W_o(
-                    _mha.W_v(_x[:, _t : _t + 1])
-                ),
-                "the new token does not attend to itself: append its key and value to the cache before computing the "
-                "scores.": _merged(_mha, F.scaled_dot_product_attention(_q_t, _k_all[:, :, :_t], _v_all[:, :, :_t])),
-            },
-        )
-        checks.expect_shape(_out, (1, 1, 8), f"the output for token {_t} alone")
-        checks.expect_shape(_w, (1, 2, 1, _t + 1), f"the weights of token {_t} over the {_t + 1} cached keys")
-    checks.expect_close(_cache["k"], _k_all, "cache['k'] after 5 tokens: the keys of all of them", atol=1e-5)
-    checks.expect_close(
-        _cache["v"],
-        _v_all,
-        "cache['v'] after 5 tokens: the values of all of them",
-        atol=1e-5,
-        mistakes={"cache['v'] holds the keys: store the values there.": _k_all},
-    )
-
-
+_check_cache(_Projections(8, 2, seed=3), _x, [(0, 2), (2, 3), (3, 5)], 1e-5, "d_model = 8, 2 heads")
 ### BEGIN HIDDEN TESTS
-def _kv_cache_hidden():
-    B, d, h = 2, 48, 3  # d_k = 16
-    dk = d // h
-    g = torch.Generator().manual_seed(104)
-    theirs = nn.MultiheadAttention(d, h, batch_first=True).double()
-    with torch.no_grad():
-        for p in theirs.parameters():
-            p.copy_(torch.randn(p.shape, generator=g, dtype=torch.float64) * (1.5 / d**0.5 if p.dim() == 2 else 0.5))
-    mha = load_from_torch(_Projections(d, h, seed=5).double(), theirs)
-    T = 10
-    x = torch.randn(B, T, d, generator=g, dtype=torch.float64)
-    causal = torch.ones(T, T, dtype=torch.bool).tril()
-    with torch.no_grad():
-        want = theirs(x, x, x, attn_mask=~causal, need_weights=False)[0]  # full recomputation
-        K, Vv, Q = (m(x).view(B, T, h, dk).transpose(1, 2) for m in (mha.W_k, mha.W_v, mha.W_q))
-
-    def wrong(rows, keys, mask=None):
-        """Attention of queries `rows` over keys `keys` (index lists), for the named mistakes."""
-        s = Q[:, :, rows] @ K[:, :, keys].transpose(-1, -2) / dk**0.5
-        if mask is not None:
-            s = s.masked_fill(~mask, float("-inf"))
-        o = (torch.softmax(s, -1) @ Vv[:, :, keys]).transpose(1, 2).reshape(B, len(rows), d)
-        return mha.W_o(o)
-
-    def call(x_new, cache, mask, what):
-        try:
-            with torch.no_grad():
-                return attend_with_cache(mha, x_new, cache, mask)
-        except RuntimeError as error:
-            raise AssertionError(
-                f"{what}: attend_with_cache raised RuntimeError ({str(error)[:120]}). A shape "
-                "mismatch here usually means the cached keys and values have different lengths: "
-                "append both the new keys and the new values to the cache."
-            ) from None
-
-    cache = {}
-    # a 4-token prompt with the causal mask, two single tokens, a chunk of 3 with the bottom-right mask, one more
-    plan = [(0, 4), (4, 5), (5, 6), (6, 9), (9, 10)]
-    for start, stop in plan:
-        n = stop - start
-        mask = torch.ones(n, stop, dtype=torch.bool).tril(stop - n) if n > 1 else None
-        out, w = call(x[:, start:stop], cache, mask, f"tokens {start}–{stop - 1}")
-        what = f"the output for tokens {start}–{stop - 1} (after {start} cached)"
-        mistakes = {}
-        with torch.no_grad():
-            if start > 0:
-                mistakes[
-                    "the new tokens attend only to themselves: the cache must keep the keys and values of the "
-                    "earlier calls."
-                ] = wrong(
-                    list(range(start, stop)), list(range(start, stop)), mask[:, start:] if mask is not None else None
-                )
-            if start > 0 and n == 1:
-                mistakes[
-                    "the new token does not attend to itself: append its key and value to the cache before "
-                    "computing the scores."
-                ] = wrong([start], list(range(start)))
-            if mask is not None:
-                mistakes["the mask is ignored: the new tokens see each other's future; apply mask to the scores."] = (
-                    wrong(list(range(start, stop)), list(range(stop)))
-                )
-                mistakes["the mask is inverted: True means 'may attend'."] = (
-                    wrong(list(range(start, stop)), list(range(stop)), ~mask) if start > 0 else None
-                )
-        mistakes = {k: v for k, v in mistakes.items() if v is not None}
-        checks.expect_close(
-            out,
-            want[:, start:stop],
-            what + ", compared with nn.MultiheadAttention over the whole sequence",
-            atol=1e-8,
-            mistakes=mistakes,
-        )
-        checks.expect_shape(w, (B, h, n, stop), f"the weights for tokens {start}–{stop - 1}")
-        checks.expect_close(checks.to_numpy(w).sum(-1), np.ones((B, h, n)), "the rows of the weights (each sums to 1)")
-        checks.expect_shape(cache["k"], (B, h, stop, dk), f"cache['k'] after {stop} tokens")
-        checks.expect_shape(cache["v"], (B, h, stop, dk), f"cache['v'] after {stop} tokens")
-    checks.expect_close(cache["k"], K, "cache['k'] after 10 tokens (every token's keys, in order)", atol=1e-10)
-    checks.expect_close(
-        cache["v"],
-        Vv,
-        "cache['v'] after 10 tokens (every token's values, in order)",
-        atol=1e-10,
-        mistakes={"cache['v'] holds the keys: store the values there.": K},
-    )
-    # a fresh cache per sequence: a second, independent cache is unaffected by the first
-    other = {}
-    out, _ = call(x[:1, :2], other, torch.ones(2, 2, dtype=torch.bool).tril(), "a second cache")
-    checks.expect_shape(other["k"], (1, h, 2, dk), "a new cache after a 2-token prompt (B = 1)")
-
-
-_kv_cache_hidden()
+_mha = _Projections(48, 3, seed=5, dtype=torch.float64)  # d_k = 16, float64
+_x = torch.randn(2, 10, 48, generator=torch.Generator().manual_seed(104), dtype=torch.float64)
+_plan = [(0, 4), (4, 5), (5, 6), (6, 9), (9, 10)]  # a prompt, two single tokens, a chunk of 3 (bottom-right mask), one
+_check_cache(_mha, _x, _plan, 1e-8, "float64, d_model = 48, 3 heads, batch of 2")
+with torch.no_grad():  # allowed scores around -1e10: the blocked keys must still get weight exactly 0
+    for _layer, _scale in ((_mha.W_q, -1e5), (_mha.W_k, 1e5)):
+        _layer.weight.copy_(_scale * torch.eye(48)), _layer.bias.zero_()
+_check_cache(_mha, 1 + torch.rand(2, 7, 48, dtype=torch.float64), [(0, 3), (3, 6), (6, 7)], 1e-8, "scores around -1e10")
 ### END HIDDEN TESTS
 checks.passed("attend_with_cache")
 
@@ -1724,74 +1441,85 @@ with ac.student_code("attend_with_cache"):
 # **A limit of this model.** The learned position table has `MAX_LEN` rows, so the cache can hold at
 # most `MAX_LEN` tokens (`TinyDecoder` raises an error beyond). Recomputation can slide over the last
 # `MAX_LEN` characters, as `generate` does without a cache — but sliding gives every kept token a new
-# position, so all cached keys and values would be stale. Encodings whose scores depend only on the
-# *distance* between tokens, such as the rotary encoding (RoPE) of lesson 7, avoid this.
+# position, so every cached key and value would be stale. An encoding whose scores depend only on the
+# *distance* between tokens, such as the rotary encoding (RoPE) of lesson 7, removes that reason, but not a
+# second one: from the second block on, a cached key was computed from a representation that attended to the
+# tokens that have since left the window. Dropping the oldest cache entries therefore gives other numbers than
+# recomputing the window, in any model with more than one block. Models that keep a fixed-size cache (with
+# the sliding-window attention of lesson 11, section 8) are defined that way: it is a different model, not a
+# faster route to the same one.
 
 # %% [markdown]
 # ## 6. Explore: your model, a prompt and the dials
 #
-# Type a prompt (press Enter), and move the **temperature** (0 = greedy) and **top-k** (`V` = keep all)
-# sliders. Left: the next-character distribution computed by **your** `next_token_probs` from **your**
-# model's logits; the black dashes mark the plain softmax (temperature 1, no top-k) for comparison. Right: the
-# causal attention of the last block, averaged over its heads — rows are the prompt's characters as
-# queries, columns the characters they attend to; everything above the diagonal is 0.
+# Type a prompt (press Enter), and move the **temperature** slider (0 = greedy) and the **top-k** slider
+# (its largest value, `V`, keeps every character). Top: the next-character distribution computed by **your**
+# `next_token_probs` from **your** model's logits; the black dashes mark the plain softmax (temperature 1,
+# no top-k) for comparison. Bottom: the causal attention of the last block, averaged over its heads — rows
+# are the prompt's characters as queries, columns the characters they attend to; hatched cells are masked
+# (a later character), and the legend beside the map says which characters of your prompt the model read.
 #
-# The prompt is lowercased, characters that do not occur in the rhymes are dropped, and only its last
-# 24 characters are used (a shorter prompt fills the bottom-right corner of the map). Things to try:
-# *"twinkle, twinkle, little "*, *"jack and jill went up the "*, a prompt that is not in the rhymes;
-# temperature 0 against 2; top-k 1, 3 and `V`.
+# The prompt is lowercased and characters that do not occur in the rhymes are dropped. The map has room for
+# 24 characters, so only the **last 24** of a longer prompt are used (the figure says so, and shows how many
+# it dropped); a shorter prompt fills the map's bottom-right corner. Things to try: *"how i wonder what you "*,
+# *"jack and jill went up "*, a prompt that is not in the rhymes; temperature 0 against 2; top-k 1, 3 and `V`.
 
 # %%
 PROMPT_CHARS = 24
 
 
 def clean_prompt(prompt):
-    """Lowercase, keep characters of the vocabulary, keep the last PROMPT_CHARS (a line break if nothing is left)."""
-    kept = "".join(c for c in prompt.lower() if c in char_to_id)[-PROMPT_CHARS:]
-    return kept or "\n"
+    """(the characters used, how many were dropped): lowercase, characters of the vocabulary only, the last
+    PROMPT_CHARS of them (a line break if nothing is left)."""
+    known = "".join(c for c in prompt.lower() if c in char_to_id)
+    return known[-PROMPT_CHARS:] or "\n", max(0, len(known) - PROMPT_CHARS)
 
 
 class NextCharacterView(widgets.View):
-    """Left: the next-character distribution (bars) and the plain softmax (dashes); right: last-block attention.
+    """Top: the next-character distribution (bars) and the plain softmax (dashes); bottom: last-block attention.
 
-    The figure never needs rebuilding: the map always has PROMPT_CHARS rows and columns, a shorter prompt
-    fills its bottom-right corner, and the characters on its axes are texts that update() rewrites."""
+    The figure is rebuilt only when the prompt changes (key): the prompt's characters along the map's axes are then
+    part of the background, and a temperature or top-k change redraws only the bars, the dashes, the title and the
+    map. The map always has PROMPT_CHARS rows and columns; a shorter prompt fills its bottom-right corner. Masked
+    cells are hatched once, in the background; the map's image is transparent there (NaN) and white where no
+    character is (-1, below the colour scale)."""
+
+    def key(self, prompt, temperature, top_k):
+        return clean_prompt(prompt)
 
     def build(self, prompt, temperature, top_k):
         n = PROMPT_CHARS
-        fig = plt.figure(figsize=(10.5, 3.9))
-        ax_p = fig.add_axes([0.06, 0.16, 0.5, 0.72])
-        ax_a = fig.add_axes([0.655, 0.16, 0.27, 0.72])
-        ax_c = fig.add_axes([0.935, 0.16, 0.012, 0.72])
+        fig = plt.figure(figsize=(8.4, 6.0))
+        ax_p = fig.add_axes([0.08, 0.64, 0.9, 0.27])
+        ax_a = fig.add_axes([0.11, 0.1, 0.302, 0.433])  # a square of 2.6 inches
+        ax_c = fig.add_axes([0.43, 0.1, 0.015, 0.433])
         bar_width = 0.7 * ax_p.get_position().width * fig.get_figwidth() * 72 / (V + 0.4)  # points per bar
-        self.bars = ax_p.vlines(
-            range(V), 0, np.zeros(V), colors=plots.COLORS[0], lw=bar_width, label="your next_token_probs"
-        )
-        (self.plain,) = ax_p.plot(
-            range(V),
-            np.zeros(V),
-            "_",
-            color=plots.COLORS[7],
-            ms=bar_width * 1.3,
-            mew=2,
-            label="plain softmax (temperature 1, all)",
-        )
+        self.bars = ax_p.vlines(range(V), 0, np.zeros(V), colors=plots.color("yours"), lw=bar_width)
+        (self.plain,) = ax_p.plot(range(V), np.zeros(V), "_", color=plots.color("reference"), ms=bar_width * 1.3, mew=2)
+        self.bars.set_label("your next_token_probs")
+        self.plain.set_label("plain softmax (temperature 1, all kept)")
         ax_p.set_xticks(range(V), [shown(c) for c in vocab])
         ax_p.set_xlim(-0.7, V - 0.3)
-        ax_p.set_ylim(0, 1.05)
+        ax_p.set_ylim(0, 1.02)
         ax_p.set_xlabel("next character")
         ax_p.set_ylabel("probability")
-        ax_p.legend(loc="upper left")
-        self.title = ax_p.set_title(" ")
-        unused = plt.get_cmap(plots.SEQUENTIAL).copy()
-        unused.set_bad("#eeeeee")  # cells of a prompt shorter than the map
-        self.image = ax_a.imshow(np.full((n, n), np.nan), cmap=unused, vmin=0, vmax=1, interpolation="nearest")
+        ax_p.legend(loc="lower right", bbox_to_anchor=(1.0, 1.01), frameon=False, borderaxespad=0)
+        self.title = ax_p.set_title(" ", loc="left")
+        colours = plt.get_cmap(plots.SEQUENTIAL).with_extremes(bad=(0, 0, 0, 0), under="white")
+        self.image = ax_a.imshow(np.full((n, n), -1.0), cmap=colours, vmin=0, vmax=1, interpolation="nearest")
+        plots.draw_masked(ax_a, np.tril(np.ones((n, n), dtype=bool)))  # under the image, seen where it is NaN
         ax_a.set_xticks([])
         ax_a.set_yticks([])
         ax_a.set_xlabel("key (character attended to)", labelpad=22)
         ax_a.set_ylabel("query", labelpad=16)
-        ax_a.set_title(f"block {N_LAYERS}, mean of {N_HEADS} heads")
+        ax_a.set_title(f"Block {N_LAYERS}, mean of {N_HEADS} heads: causal attention", loc="left")
         fig.colorbar(self.image, cax=ax_c, label="attention weight")
+        legend = [
+            Patch(facecolor=plots.color("masked"), edgecolor="#6E6E6E", hatch=plots.MASK_HATCH, label="masked"),
+            Patch(facecolor="white", edgecolor="#6E6E6E", label="no character"),
+        ]
+        fig.legend(handles=legend, loc="upper left", bbox_to_anchor=(0.55, 0.53), frameon=False)
+        self.used = fig.text(0.56, 0.36, " ", va="top", ha="left", family="DejaVu Sans Mono", fontsize=9)
         # The prompt's characters along the map's axes, as two texts (one text draws much faster than 24):
         # a monospaced font whose characters are one column wide (a DejaVu Sans Mono glyph is 0.602 em wide),
         # and one character per line, with the line spacing set to one row.
@@ -1807,7 +1535,14 @@ class NextCharacterView(widgets.View):
         self.rows.set_text("l")
         line_px = two_lines - self.rows.get_window_extent(renderer).height  # one line step, in pixels
         self.rows.set_linespacing(cell_pt * fig.dpi / 72 / line_px)
-        self.dynamic = [self.bars, self.plain, self.title, self.image, self.rows, self.cols]
+        (chars, dropped), n = clean_prompt(prompt), PROMPT_CHARS
+        T, labels = len(chars), "".join(shown(c) for c in chars)
+        self.cols.set_text(" " * (n - T) + labels)
+        self.rows.set_text("\n".join(labels))
+        self.rows.set_y(n - 1 - (T - 1) / 2)  # the middle of the rows the prompt fills
+        cut = [f"({dropped} earlier character{'s' * (dropped > 1)}", f" dropped: the map holds {n})"] if dropped else []
+        self.used.set_text("\n".join([f"the model reads {T} character{'s' * (T > 1)}:", labels, *cut]))
+        self.dynamic = [self.bars, self.plain, self.title, self.image]
         return fig
 
     def forward(self, chars):
@@ -1822,28 +1557,26 @@ class NextCharacterView(widgets.View):
 
     def update(self, prompt, temperature, top_k):
         needs_model()
-        chars = clean_prompt(prompt)
+        chars, dropped = clean_prompt(prompt)
         logits, weights = self.forward(chars)
         p = next_token_probs(logits, temperature, None if top_k >= V else top_k)  # yours
         self.bars.set_segments([[(i, 0.0), (i, height)] for i, height in enumerate(p.tolist())])
         self.plain.set_ydata(torch.softmax(logits, -1).numpy())
         n, T = PROMPT_CHARS, len(chars)
-        grid = np.full((n, n), np.nan)
-        grid[n - T :, n - T :] = weights  # (T, T), bottom-right
+        grid = np.full((n, n), -1.0)  # no character
+        grid[n - T :, n - T :] = np.where(np.tril(np.ones((T, T), dtype=bool)), weights, np.nan)  # NaN: masked
         self.image.set_data(grid)
-        labels = "".join(shown(c) for c in chars)
-        self.cols.set_text(" " * (n - T) + labels)
-        self.rows.set_text("\n".join(labels))
-        self.rows.set_y(n - 1 - (T - 1) / 2)  # the middle of the rows the prompt fills
         best = int(p.argmax())
         self.summary = f"'{shown(vocab[best])}' ({float(p[best]):.0%}), entropy {entropy_bits(p):.2f} bits"
-        self.title.set_text(f"most likely {self.summary}")
+        self.title.set_text(f"Most likely next: {self.summary}")
 
     def alt(self, prompt, temperature, top_k):
+        chars, dropped = clean_prompt(prompt)
         return (
-            f"Next-character distribution of your model after the prompt {clean_prompt(prompt)!r} at "
-            f"temperature {temperature:.2f} and top-k {min(top_k, V)}: most likely {getattr(self, 'summary', '')}; "
-            f"and the causal attention map of its last block, zero above the diagonal."
+            f"Next-character distribution of your model after the prompt {chars!r}"
+            + (f" (its last {PROMPT_CHARS} characters; {dropped} earlier ones dropped)" if dropped else "")
+            + f" at temperature {temperature:.2f} and top-k {min(top_k, V)}: most likely {getattr(self, 'summary', '')}; "
+            "and the causal attention map of its last block, with the cells above the diagonal masked."
         )
 
 
@@ -1854,12 +1587,16 @@ prompt_box = ipywidgets.Text(
     style={"description_width": "initial"},
     layout=ipywidgets.Layout(width="24em"),
 )
+temperature_slider = widgets.float_slider("temperature", 0.0, 2.0, 1.0, step=0.05)
+top_k_slider = widgets.slider("top-k", 1, V, V)
+for slider in (temperature_slider, top_k_slider):
+    slider.layout.width = "26em"  # a track of at least 150 px beside the label and the value
 explorer = widgets.explore(
     NextCharacterView(),
     needs=["causal_mask", "MultiHeadAttention", "next_token_probs"],
     prompt=prompt_box,
-    temperature=widgets.float_slider("temperature (0 = greedy)", 0.0, 2.0, 1.0, step=0.05),
-    top_k=widgets.slider(f"top-k ({V} = all)", 1, V, V),
+    temperature=temperature_slider,
+    top_k=top_k_slider,
 )
 explorer
 
@@ -1867,7 +1604,7 @@ explorer
 # **Things to notice.** At temperature 0 the distribution is a single bar on the tallest dash, whatever
 # top-k is; top-k 1 gives the same bar at any temperature. Low top-k values cut the tail: the bars beyond
 # the k-th tallest drop to 0 and the kept ones grow. In the attention map, the first row has a single
-# non-zero entry — the first character can only attend to itself.
+# weight — the first character can only attend to itself — and every cell right of the diagonal is masked.
 
 # %% [markdown]
 # ## 7. Experiment: what the cache buys, measured
@@ -1934,36 +1671,41 @@ with ac.student_code("attend_with_cache"):
         for n in LENGTHS
     }
 
-    fig, (ax_t, ax_s) = plt.subplots(1, 2, figsize=(12, 4.2), layout="constrained")
+    fig, (ax_t, ax_s) = plt.subplots(2, 1, figsize=(8, 7.4), layout="constrained")
     positions = np.arange(2, LONGEST + 2)  # sequence length after each step
-    for use_cache, colour, label in (
-        (False, plots.COLORS[5], "recompute everything"),
-        (True, plots.COLORS[0], "KV cache"),
-    ):
-        ax_t.plot(positions, best[use_cache], color=colour, lw=1, alpha=0.35)
-        ax_t.plot(positions, per_step[use_cache], color=colour, lw=2.5, label=f"{label} (median of 9 steps)")
+    for use_cache, meaning, label in ((False, "recompute", "recompute everything"), (True, "cache", "KV cache")):
+        ax_t.plot(positions, best[use_cache], color=plots.color(meaning), lw=1, alpha=0.35)
+        ax_t.plot(
+            positions, per_step[use_cache], color=plots.color(meaning), lw=2.5, label=f"{label} (median of 9 steps)"
+        )
     ax_t.set_ylim(0, 1.3 * per_step[False].max())  # rare interruptions go off the top
     ax_t.set_xlabel("sequence length T after the step")
     ax_t.set_ylabel("time of one step (ms)")
-    ax_t.set_title(f"One generation step, d_model = {D_MODEL}, {N_LAYERS} blocks")
+    ax_t.set_title(f"A recomputing step slows down as the text grows; a cached one hardly does (d_model = {D_MODEL})")
     ax_t.legend(loc="upper left")
     ax_s.semilogy(
-        LENGTHS, [counted[n] for n in LENGTHS], "s--", color=plots.COLORS[2], label="counted multiply–adds ratio"
+        LENGTHS,
+        [counted[n] for n in LENGTHS],
+        "s--",
+        color=plots.color("reference"),
+        label="counted multiply–adds ratio",
     )
-    ax_s.semilogy(LENGTHS, [speedup[n] for n in LENGTHS], "o-", color=plots.COLORS[0], lw=2, label="measured speed-up")
+    ax_s.semilogy(
+        LENGTHS, [speedup[n] for n in LENGTHS], "o-", color=plots.color("cache"), lw=2, label="measured speed-up"
+    )
     ax_s.set_xscale("log", base=2)
     ax_s.set_xticks(LENGTHS, [str(n) for n in LENGTHS])
     ax_s.set_yticks([1, 2, 5, 10, 20, 50, 100, 200], ["1", "2", "5", "10", "20", "50", "100", "200"])
     ax_s.minorticks_off()
     ax_s.set_xlabel("generated characters n")
     ax_s.set_ylabel("recompute time / cache time")
-    ax_s.set_title("Speed-up of the cache vs generated length")
+    ax_s.set_title("The measured speed-up grows with n but stays far below the counted ratio")
     ax_s.legend(loc="upper left")
     plots.show(
         fig,
-        alt="Left: time per generation step against sequence length; recomputation grows from "
+        alt="Top: time per generation step against sequence length; recomputation grows from "
         f"{per_step[False][:16].mean():.2f} to {per_step[False][-16:].mean():.2f} ms, the cache stays near "
-        f"{per_step[True][:16].mean():.2f}–{per_step[True][-16:].mean():.2f} ms. Right: measured speed-up "
+        f"{per_step[True][:16].mean():.2f}–{per_step[True][-16:].mean():.2f} ms. Bottom: measured speed-up "
         f"from {speedup[LENGTHS[0]]:.1f}x to {speedup[LENGTHS[-1]]:.1f}x, counted ratio from "
         f"{counted[LENGTHS[0]]:.0f}x to {counted[LENGTHS[-1]]:.0f}x.",
         name="10_kv_speedup",
@@ -1978,9 +1720,6 @@ with ac.student_code("attend_with_cache"):
         f"one step at T ≈ 16 and at T ≈ {LONGEST}: recompute {per_step[False][:16].mean():.2f} → "
         f"{per_step[False][-16:].mean():.2f} ms, cache {per_step[True][:16].mean():.2f} → {per_step[True][-16:].mean():.2f} ms"
     )
-    assert speedup[LENGTHS[-1]] == max(speedup.values()) and speedup[LENGTHS[-1]] > 1.5, "largest for the longest text"
-    assert per_step[True][-16:].mean() < 2 * per_step[True][:16].mean(), "a cached step hardly slows down"
-    assert per_step[False][-16:].mean() > 3 * per_step[False][:16].mean(), "a recomputing step slows down"
 
     # Where does a cached step's time go? Arithmetic rate of one step vs one large matrix product.
     big = torch.randn(256, 256)
@@ -1995,10 +1734,10 @@ with ac.student_code("attend_with_cache"):
     )
 
 # %% [markdown]
-# **What the measurement shows.** The table and the left panel back the claim's first half: a
+# **What the measurement shows.** The table and the top panel back the claim's first half: a
 # recomputing step gets slower as the text grows, a cached step hardly does, and the measured speed-up is
 # largest for the longest text (for short texts the two are close, and the noise of the measurement shows).
-# The right panel shows the second half: counting
+# The bottom panel shows the second half: counting
 # multiply–adds predicts a far larger advantage than we measure. At $d_{\text{model}} = 48$ a step is a
 # string of small tensor operations (per block: two layer norms, four projections, a softmax, two products,
 # the feed-forward network), and each has a fixed cost — Python, PyTorch's dispatcher, memory allocation —
@@ -2017,13 +1756,14 @@ with ac.student_code("attend_with_cache"):
 #   a **causal mask**; without it the model copied the answer, and was worse than a unigram model when it
 #   had to predict honestly.
 # * `causal_mask(T_q, T_k)`: query $i$ is token $T_k - T_q + i$ and sees keys $j \le T_k - T_q + i$ —
-#   bottom-right aligned, unlike PyTorch's `is_causal=True` when $T_q \ne T_k$. Changing token $t+1$ leaves
-#   every output at positions $\le t$ unchanged.
+#   bottom-right aligned, unlike PyTorch's `is_causal=True` when $T_q \ne T_k$ (PyTorch's bottom-right mask is
+#   `causal_lower_right`). Changing token $t+1$ leaves every output at positions $\le t$ unchanged.
 # * **Cross-attention** takes queries from one sequence and keys and values from another; its weights are
 #   $T_q \times T_k$. In the encoder–decoder Transformer, every decoder block reads the encoder's output
 #   this way (no causal mask there); decoder-only models have no cross-attention.
-# * A tiny decoder trained for seconds beats the bigram on its text: it uses more than one character of
-#   context.
+# * A tiny decoder trained for seconds beats the bigram on rhymes it never saw: it uses more than one character
+#   of context. Measured on its own training rhymes it looks better still, because it has memorised part of them;
+#   held-out text is the honest test.
 # * Choosing the next token: greedy = arg max (temperature 0, or top-k = 1); the temperature divides the
 #   **logits** before the softmax; top-k keeps exactly the $k$ largest logits and renormalises.
 # * The **KV cache** stores every layer's keys and values, which the causal mask makes final once
@@ -2109,6 +1849,15 @@ q6_answer = 100 + 1  # the 100 cached keys and its own
 # cache gives exactly the same outputs as recomputing everything, and why the same trick would **not** work
 # for an encoder without a causal mask (as in lesson 9). Then use your experiment: what speed-up did you
 # measure for 256 characters, what does counting the arithmetic predict, and why are they so different here?
+#
+# <details><summary>Before you hand in</summary>
+#
+# * Does your answer say what, exactly, stays the same for the earlier positions when a token is appended, and
+#   which part of the model guarantees it?
+# * Do you say what changes in an encoder without a mask, and from which layer on?
+# * Did you quote two numbers from **your** run (the measured speed-up and the counted ratio, both printed in
+#   section 7) and explain the gap with what a tiny step spends its time on?
+# </details>
 
 # %% [markdown] manual="quiz-free-kv-cache" points=3
 # ### BEGIN SOLUTION

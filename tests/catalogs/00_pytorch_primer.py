@@ -86,6 +86,12 @@ EXERCISES = {
                 "    return f(w).item(), torch.stack([(f(w + e) - f(w - e)) / 2e-6 for e in eye])",
                 "autograd did not compute it",
             ),
+            "finite differences under torch.func.vmap, not autograd": (
+                MSE + "    f = lambda v: ((X.double() @ v - y.double()) ** 2).mean()\n"
+                "    w, E = w.double(), 1e-3 * torch.eye(len(w), dtype=torch.float64)\n"
+                "    return f(w).item(), torch.func.vmap(lambda e: (f(w + e) - f(w - e)) / 2e-3)(E)",
+                "autograd did not compute it",
+            ),
             "gradient of the wrong variable": (
                 MSE + "    X = X.clone().requires_grad_(True)\n    loss = ((X @ w - y) ** 2).mean()\n"
                 "    loss.backward()\n    return loss.item(), X.grad",
@@ -99,6 +105,23 @@ EXERCISES = {
             "    return f(w).item(), torch.func.grad(f)(w)",
             "jacobian of a scalar": MSE + "    f = lambda v: ((X @ v - y) ** 2).mean()\n"
             "    return f(w).item(), torch.autograd.functional.jacobian(f, w)",
+            "torch.func.jacfwd (forward mode)": MSE + "    f = lambda v: ((X @ v - y) ** 2).mean()\n"
+            "    return f(w).item(), torch.func.jacfwd(f)(w)",
+            "forward-mode dual numbers, one direction at a time": MSE
+            + "    import torch.autograd.forward_ad as fwAD\n    grad = []\n"
+            "    for e in torch.eye(len(w), dtype=w.dtype):\n        with fwAD.dual_level():\n"
+            "            loss = ((X @ fwAD.make_dual(w, e) - y) ** 2).mean()\n"
+            "            grad.append(fwAD.unpack_dual(loss).tangent)\n"
+            "    return ((X @ w - y) ** 2).mean().item(), torch.stack(grad)",
+            "jacobian, forward-mode strategy": MSE + "    f = lambda v: ((X @ v - y) ** 2).mean()\n"
+            "    J = torch.autograd.functional.jacobian(f, w, vectorize=True, strategy='forward-mode')\n"
+            "    return f(w).item(), J",
+            "torch.func.jacrev and vjp": MSE + "    f = lambda v: ((X @ v - y) ** 2).mean()\n"
+            "    loss, pullback = torch.func.vjp(f, w)\n"
+            "    return loss.item(), 0.5 * (pullback(torch.ones_like(loss))[0] + torch.func.jacrev(f)(w))",
+            "in place, in float64, nn.Parameter": MSE
+            + "    p = torch.nn.Parameter(w.double())\n    r = X.double() @ p\n    r.sub_(y.double())\n"
+            "    loss = r.pow_(2).mean()\n    loss.backward()\n    return loss.item(), p.grad.to(w.dtype)",
             "float() and a list": MSE
             + "    w = w.clone().requires_grad_()\n    loss = ((X @ w - y) ** 2).sum() / len(y)\n"
             "    loss.backward()\n    return [float(loss), w.grad.detach()]",
@@ -229,7 +252,10 @@ EXERCISES = {
 # Test-only checks, run in the solved kernel after the notebook: what the prose says about the lesson's measurements.
 CLAIMS = r"""
 # section 1: element-wise operations promote float32 with float64, the matrix product refuses
-assert (x + t.T).dtype == torch.float64 and (x * t.T).dtype == torch.float64
+# (x was redefined in section 3: fresh float32 tensors here, with section 1's float64 t)
+_x32 = torch.ones(2, 3)
+assert (_x32 + t.T).dtype == torch.float64 and (_x32 * t.T).dtype == torch.float64
+assert (_x32 * torch.tensor(2.0, dtype=torch.float64)).dtype == torch.float32  # a float64 without axes does not
 # the toy fit: 60 SGD steps at 0.1 land on the least-squares line
 assert abs(w_fit - best_w) < 0.01 and abs(b_fit - best_b) < 0.01
 # the explorer's questions: 0.1 and 0.3 arrive within the 40 steps, 0.01 does not

@@ -46,6 +46,8 @@ EXERCISES = {
             "einsum": "def rnn_step(h, x, W_h, W_x, b):\n    return np.tanh(np.einsum('ij,...j->...i', W_h, h) + np.einsum('ij,...j->...i', W_x, x) + b)",
             "float32 inside": "def rnn_step(h, x, W_h, W_x, b):\n    f = lambda a: np.asarray(a, np.float32)\n"
             "    return np.tanh(f(h) @ f(W_h).T + f(x) @ f(W_x).T + f(b)).astype(np.float64)",
+            "float32 result": "def rnn_step(h, x, W_h, W_x, b):\n    f = lambda a: np.asarray(a, np.float32)\n"
+            "    return np.tanh(f(h) @ f(W_h).T + f(x) @ f(W_x).T + f(b))",
             "torch inside": "def rnn_step(h, x, W_h, W_x, b):\n    t = torch.as_tensor\n"
             "    return torch.tanh(t(h) @ t(W_h).T + t(x) @ t(W_x).T + t(b)).numpy()",
         },
@@ -85,6 +87,16 @@ EXERCISES = {
                 "    return np.stack(out)",
                 "h0 is ignored",
             ),
+            "h and x swapped in the call": (
+                "def rnn_run(xs, h0, W_h, W_x, b):\n    h, out = h0, []\n"
+                "    for x in xs:\n        h = rnn_step(x, h, W_h, W_x, b); out.append(h)\n"
+                "    return np.stack(out)",
+                "the state first",
+            ),
+            "no recurrence: every token at once from h0": (
+                "def rnn_run(xs, h0, W_h, W_x, b):\n    return rnn_step(np.tile(h0, (len(xs), 1)), xs, W_h, W_x, b)",
+                "carry the new state",
+            ),
             "drops the last token": (
                 "def rnn_run(xs, h0, W_h, W_x, b):\n    h, out = h0, [h0]\n"
                 "    for x in xs[:-1]:\n        h = rnn_step(h, x, W_h, W_x, b); out.append(h)\n"
@@ -103,6 +115,8 @@ EXERCISES = {
                 "        rnn.bias_ih_l0.copy_(torch.as_tensor(b)); rnn.bias_hh_l0.zero_()\n"
                 "        return rnn(torch.as_tensor(xs), torch.as_tensor(h0)[None])[0].numpy()"
             ),
+            "inline recurrence, no rnn_step call": "def rnn_run(xs, h0, W_h, W_x, b):\n    h, out = h0, []\n"
+            "    for x in xs:\n        h = np.tanh(h @ W_h.T + x @ W_x.T + b); out.append(h)\n    return np.array(out)",
             "recursion": "def rnn_run(xs, h0, W_h, W_x, b):\n    h = rnn_step(h0, xs[0], W_h, W_x, b)\n"
             "    return h[None] if len(xs) == 1 else np.vstack([h[None], rnn_run(xs[1:], h, W_h, W_x, b)])",
         },
@@ -156,6 +170,12 @@ assert np.allclose(rnn_powers, [1, 2], atol=0.01) and np.allclose(att_powers, [2
 assert calls == [(T, T, True) for T in T_table]
 assert len({table[T, "att_ops"] for T in T_table}) == 1 and len({table[T, "att_path"] for T in T_table}) == 1
 assert path_per_token == 5 and table[T_table[0], "rnn_path"] > table[T_table[0], "att_path"]
+# 5b, still learning: every one-state model improved from step 100 to 150; RNN + attention found the positions late
+for _name in ("RNN", "RNN, 96 numbers", "GRU"):
+    assert at_150[_name].mean() > at_step_100[_name].mean(), _name
+claim("0.66", at_step_100["RNN + attention"].mean())
+claim("1.00", at_150["RNN + attention"].mean())
+assert at_step_100["self-attention"].min() > 0.97 and at_step_100["RNN + attention"].min() < 0.5
 # Q7's model answer
 claim("0.72", mean("RNN, 96 numbers")[6])
 claim("0.48", mean("RNN")[6])
@@ -171,7 +191,11 @@ NOT_MEASURED = {
     "24": "a setting: sequences per training step in 5b",
     "256": "a setting: the largest state size timed in 5c",
     "1000": "a document length in the quiz questions",
+    "1991": "the year of Hochreiter's thesis on vanishing gradients",
+    "1994": "the year of Bengio, Simard and Frasconi's paper",
     "1997": "the year of the LSTM paper",
+    "2000": "the year of Gers, Schmidhuber and Cummins's forget gate",
+    "50": "150 − 100: training steps between the two looks at the test set (settings)",
     "2014": "the year of the GRU and of Bahdanau et al.'s paper",
     "2017": "the year of the Transformer paper",
 }

@@ -49,6 +49,29 @@ EXERCISES = {
                 SM + "    e = np.exp(x - x.max(axis=axis, keepdims=True))\n    e / e.sum(axis=axis, keepdims=True)",
                 "return",
             ),
+            # third read
+            "subtracts the mean": (
+                SM
+                + "    e = np.exp(x - x.mean(axis=axis, keepdims=True))\n    return e / e.sum(axis=axis, keepdims=True)",
+                "subtract the maximum",
+            ),
+            "max[..., None]: the last axis only": (
+                SM + "    e = np.exp(x - x.max(axis=axis)[..., None])\n    return e / e.sum(axis=axis)[..., None]",
+                "keepdims=True, so that they broadcast",
+            ),
+            "float32 inside, for float64 logits too": (
+                SM + "    x = np.asarray(x, np.float32)\n    e = np.exp(x - x.max(axis=axis, keepdims=True))\n"
+                "    return e / e.sum(axis=axis, keepdims=True)",
+                "(float64) is off by",
+            ),
+            "log-sum-exp without the shift (float32 cancellation)": (
+                SM + "    return np.exp(x - np.logaddexp.reduce(x, axis=axis, keepdims=True))",
+                "float32 is off by",
+            ),
+            "logits clipped to ±80": (
+                SM + "    e = np.exp(np.clip(x, -80, 80))\n    return e / e.sum(axis=axis, keepdims=True)",
+                None,
+            ),
         },
         "right": {
             "log-sum-exp": SM + "    m = x.max(axis=axis, keepdims=True)\n"
@@ -160,6 +183,27 @@ EXERCISES = {
                 ),
                 "whatever the allowed scores are",
             ),
+            # third read: float32 cannot hold the -1e100 scores; the message says so instead of "fully masked"
+            "computes in float32": (
+                AT
+                + "    Q, K, V = (np.asarray(a, np.float32) for a in (Q, K, V))\n"
+                + SCORES
+                + "    if mask is not None:\n        m = np.broadcast_to(mask, scores.shape)\n"
+                "        empty = ~m.any(-1, keepdims=True)\n"
+                "        scores = np.where(empty, 0.0, np.where(m, scores, -np.inf))\n"
+                "    w = softmax(scores)\n    w = w if mask is None else np.where(empty, 0.0, w)\n    return w @ V, w",
+                "compute in float64",
+            ),
+            "K.T (breaks batches)": (
+                attention(
+                    "    if mask is not None:\n        m = np.broadcast_to(mask, scores.shape)\n"
+                    "        empty = ~m.any(-1, keepdims=True)\n"
+                    "        scores = np.where(empty, 0.0, np.where(m, scores, -np.inf))\n"
+                    "    w = softmax(scores)\n    w = w if mask is None else np.where(empty, 0.0, w)\n    return w @ V, w",
+                    scores="    scores = Q @ K.T / np.sqrt(Q.shape[-1])\n",
+                ),
+                "Swap only the last two axes of K",
+            ),
             "-1e30 fill, then zero the blocked and the empty rows": (
                 attention(
                     "    w = softmax(scores if mask is None else np.where(mask, scores, -1e30))\n"
@@ -187,6 +231,22 @@ EXERCISES = {
             "    if mask is not None:\n        s = s.masked_fill(~torch.as_tensor(np.asarray(mask)), float('-inf'))\n"
             "    w = torch.softmax(s, dim=-1).nan_to_num(0.0)\n"
             "    return (w @ v).numpy(), w.numpy()",
+            "additive -inf mask, then NaN rows replaced by 0": attention(
+                "    if mask is not None:\n        scores = scores + np.where(mask, 0.0, -np.inf)\n"
+                "    w = np.nan_to_num(softmax(scores))\n    return w @ V, w"
+            ),
+            "blocked in place, own 0/0 guard": attention(
+                "    if mask is not None:\n        scores[~np.broadcast_to(mask, scores.shape)] = -np.inf\n"
+                "    m = scores.max(-1, keepdims=True)\n    e = np.exp(scores - np.where(np.isfinite(m), m, 0.0))\n"
+                "    total = e.sum(-1, keepdims=True)\n"
+                "    w = np.divide(e, total, out=np.zeros_like(e), where=total > 0)\n    return w @ V, w"
+            ),
+            "PyTorch's output, weights by hand": attention(
+                "    t = lambda a: None if a is None else torch.as_tensor(np.ascontiguousarray(a))\n"
+                "    out = F.scaled_dot_product_attention(t(Q), t(K), t(V), attn_mask=t(mask)).numpy()\n"
+                "    if mask is not None:\n        scores = np.where(mask, scores, -np.inf)\n"
+                "    return out, np.nan_to_num(softmax(scores))"
+            ),
             "-inf, then NaN rows replaced by 0": attention(
                 "    if mask is not None:\n        scores = np.where(mask, scores, -np.inf)\n"
                 "    w = np.nan_to_num(softmax(scores))\n    return w @ V, w"
@@ -230,6 +290,20 @@ EXERCISES = {
                 CA + TRIL + "    A = A / A.sum(-1, keepdims=True)\n    return A, A @ X",
                 "wrong way round",
             ),
+            # third read
+            "T read from X.shape[0] (one sequence only)": (
+                "def causal_average(X):\n    T = X.shape[0]\n"
+                "    A = np.tril(np.ones((T, T))) / np.arange(1, T + 1)[:, None]\n    return A @ X, A",
+                "T is X.shape[-2]",
+            ),
+            "divides row t by t (off by one)": (
+                CA + "    A = np.tril(np.ones((T, T))) / np.maximum(np.arange(T), 1)[:, None]\n    return A @ X, A",
+                None,
+            ),
+            "returns the mask as the weights": (
+                CA + TRIL + "    return (A / A.sum(-1, keepdims=True)) @ X, A",
+                "the weights on the worked example",
+            ),
             "cumsum along axis 0 (one sequence only)": (
                 CA + "    out = np.cumsum(X, axis=0) / np.arange(1, T + 1)[:, None]\n"
                 "    A = np.tril(np.ones((T, T))) / np.arange(1, T + 1)[:, None]\n    return out, A",
@@ -242,6 +316,11 @@ EXERCISES = {
             + "    A = A / A.sum(axis=-1, keepdims=True)\n    return A @ X, A",
             "cumsum over the token axis": CA + "    n = np.arange(1, T + 1)\n"
             "    return np.cumsum(X, axis=-2) / n[:, None], np.tril(np.ones((T, T))) / n[:, None]",
+            "torch, returning tensors": CA + "    A = torch.tril(torch.ones(T, T, dtype=torch.float64))\n"
+            "    A = A / A.sum(-1, keepdim=True)\n    return A @ torch.as_tensor(np.asarray(X, dtype=float)), A",
+            "float32 weights": CA
+            + "    A = (np.tril(np.ones((T, T))) / np.arange(1, T + 1)[:, None]).astype(np.float32)\n"
+            "    return A @ X, A",
             "a loop": CA + "    A = np.zeros((T, T))\n    for t in range(T):\n        A[t, : t + 1] = 1 / (t + 1)\n"
             "    return np.einsum('ts,...sd->...td', A, X), A",
             "torch, zero queries, is_causal (batched weights)": CA

@@ -132,6 +132,22 @@ EXERCISES = {
                 _MHA + _PROJ + "    s = Q @ np.swapaxes(K, -1, -2) / Q.shape[-1]\n" + _MASK + _END,
                 None,
             ),
+            # issue 22: a large negative number in place of -inf passed; every allowed score below -1e10 catches it
+            "-1e9 in place of -inf": (
+                _MHA + _PROJ + _SCORES + "    if mask is not None:\n        s = np.where(mask, s, -1e9)\n" + _END,
+                "-1e9 in place of -inf",
+            ),
+            "mask after the softmax, rows renormalised": (
+                _MHA + _PROJ + _SCORES + "    w = softmax(s)\n    if mask is not None:\n"
+                "        w = w * mask\n        w = w / w.sum(axis=-1, keepdims=True)\n"
+                "    return merge_heads(w @ V) @ W_O, w\n",
+                "NaN or inf",
+            ),
+            "softmax written out without subtracting the maximum": (
+                _MHA + _PROJ + _SCORES + _MASK + "    e = np.exp(s)\n    w = e / e.sum(axis=-1, keepdims=True)\n"
+                "    return merge_heads(w @ V) @ W_O, w\n",
+                "NaN or inf",
+            ),
         },
         "right": {
             "loop over heads": _MHA + "    dk = X.shape[-1] // h\n    outs, ws = [], []\n"
@@ -147,6 +163,22 @@ EXERCISES = {
             "    if mask is not None:\n        s = s.masked_fill(~t(mask), float('-inf'))\n"
             "    w = torch.softmax(s, dim=-1)\n"
             "    return merge_heads((w @ V).numpy()) @ W_O, w.numpy()\n",
+            "float32": _MHA
+            + "    X, W_Q, W_K, W_V, W_O = (a.astype(np.float32) for a in (X, W_Q, W_K, W_V, W_O))\n"
+            + _PROJ
+            + _SCORES
+            + _MASK
+            + _END,
+            "additive mask of 0 and -inf": _MHA
+            + _PROJ
+            + _SCORES
+            + "    if mask is not None:\n        s = s + np.where(mask, 0.0, -np.inf)\n"
+            + _END,
+            "the smallest float as the fill": _MHA
+            + _PROJ
+            + _SCORES
+            + "    if mask is not None:\n        s = np.where(mask, s, np.finfo(s.dtype).min)\n"
+            + _END,
             "einsum": _MHA
             + _PROJ
             + "    s = np.einsum('...qd,...kd->...qk', Q, K) / np.sqrt(Q.shape[-1])\n"
@@ -223,6 +255,19 @@ EXERCISES = {
             "never a bias": (_module(init=_INIT.replace("bias=bias", "bias=False")), "with a bias by default"),
             "detached": (_module(out="        return self.W_o(o.detach()), w\n"), "no gradient reaches"),
             "returns (weights, output)": (_module(out="        return w, self.W_o(o)\n"), "returned (weights, output)"),
+            "-1e9 in place of -inf": (
+                _module(mask="        if mask is not None:\n            s = s.masked_fill(~mask, -1e9)\n"),
+                "-1e9 in place of -inf",
+            ),
+            "bias ignored (always on)": (_module(init=_INIT.replace("bias=bias", "bias=True")), "with bias=False"),
+            "weights averaged over the heads": (
+                _module(out="        return self.W_o(o), w.mean(dim=1)\n"),
+                "should have shape (2, 3, 6, 6)",
+            ),
+            "forward(x, mask) without a default": (
+                _module().replace("def forward(self, x, mask=None)", "def forward(self, x, mask)"),
+                "missing 1 required positional argument",
+            ),
         },
         "right": {
             "loop over heads": _module(
@@ -247,6 +292,26 @@ EXERCISES = {
                 mask="        if mask is not None:\n"
                 "            s = s + torch.zeros(T, T, dtype=x.dtype).masked_fill(~mask, float('-inf'))\n"
             ),
+            "additive float32 mask of 0 and -inf": _module(
+                mask="        if mask is not None:\n"
+                "            s = s + torch.zeros(T, T).masked_fill(~mask, float('-inf'))\n"
+            ),
+            "the smallest float as the fill": _module(
+                mask="        if mask is not None:\n            s = s.masked_fill(~mask, torch.finfo(s.dtype).min)\n"
+            ),
+            "blocked scores set in place": _module(
+                mask="        if mask is not None:\n            s[..., ~mask] = float('-inf')\n"
+            ),
+            "PyTorch's functional multi-head attention on the four layers": _INIT.replace(
+                "class MultiHeadAttention", "import torch.nn.functional as F\nclass MultiHeadAttention"
+            )
+            + "    def forward(self, x, mask=None):\n        t = x.transpose(0, 1)\n"
+            "        W = torch.cat([self.W_q.weight, self.W_k.weight, self.W_v.weight])\n"
+            "        b = None if self.W_q.bias is None else torch.cat([self.W_q.bias, self.W_k.bias, self.W_v.bias])\n"
+            "        o, w = F.multi_head_attention_forward(t, t, t, t.shape[-1], self.num_heads, W, b, None, None, False,"
+            " 0.0, self.W_o.weight, self.W_o.bias, attn_mask=None if mask is None else ~mask,"
+            " average_attn_weights=False)\n"
+            "        return o.transpose(0, 1), w\n",
             "torch's sdpa for the output": _module(
                 merge="        o = torch.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=mask)"
                 ".transpose(1, 2).reshape(B, T, d)\n"
@@ -273,7 +338,11 @@ assert a1[0] > 0.99 and a2[1] > 0.99 and np.abs(two(values) - two(swapped)).max(
 assert np.abs(out_flow - concat_flow @ W_flow[3]).max() < 1e-12
 assert np.argmax(A_flow[0, traced]) != np.argmax(A_flow[1, traced])
 
-# Explorer: two heads can disagree; with d_k = 1 every head's favourite key is one of two keys.
+# Explorer: the one head's scores are the two heads' scores added and divided by √2; two heads can disagree; with
+# d_k = 1 every head's favourite key is one of two keys.
+Q_e, K_e = view.X @ view.W[0], view.X @ view.W[1]
+halves = [Q_e[:, c] @ K_e[:, c].T / np.sqrt(4) for c in (slice(0, 4), slice(4, 8))]
+assert np.abs(Q_e @ K_e.T / np.sqrt(8) - (halves[0] + halves[1]) / np.sqrt(2)).max() < 1e-12
 assert (favourites[2] != favourites[2][0]).any()
 assert all(len(set(row)) <= 2 for row in favourites[8])
 

@@ -46,6 +46,22 @@ EXERCISES = {
                 ),
                 "share ω_i",
             ),
+            "frequencies multiplied, not divided": (
+                _pe(
+                    "    pos = np.arange(T)[:, None]\n    w = 10000 ** (np.arange(0, d_model, 2) / d_model)\n"
+                    + _INTERLEAVE.replace("EVEN", "np.sin(pos * w)").replace("ODD", "np.cos(pos * w)")
+                ),
+                None,
+            ),
+            "angles read as degrees": (
+                _pe(
+                    _POS
+                    + _INTERLEAVE.replace("EVEN", "np.sin(np.radians(pos * w))").replace(
+                        "ODD", "np.cos(np.radians(pos * w))"
+                    )
+                ),
+                None,
+            ),
             "transposed table": (
                 _pe(
                     _POS
@@ -64,6 +80,12 @@ EXERCISES = {
                 "            a = p / 10000 ** (2 * i / d_model)\n"
                 "            pe[p, 2 * i], pe[p, 2 * i + 1] = np.sin(a), np.cos(a)\n"
                 "    return pe\n"
+            ),
+            "exp and log, float32": _pe(
+                "    pos = np.arange(T, dtype=np.float32)[:, None]\n"
+                "    w = np.exp(-np.arange(0, d_model, 2, dtype=np.float32) * np.float32(np.log(10000.0) / d_model))\n"
+                "    pe = np.empty((T, d_model), dtype=np.float32)\n"
+                "    pe[:, ::2], pe[:, 1::2] = np.sin(pos * w), np.cos(pos * w)\n    return pe\n"
             ),
             "stack and reshape": _pe(
                 _POS + "    a = pos * w\n    return np.stack([np.sin(a), np.cos(a)], axis=-1).reshape(T, d_model)\n"
@@ -100,6 +122,14 @@ EXERCISES = {
                 "def add_positional_encoding(X):\n    return X + positional_encoding(X.shape[0], X.shape[-1])",
                 None,
             ),
+            "np.add into X": (
+                "def add_positional_encoding(X):\n    return np.add(X, positional_encoding(*X.shape[-2:]), out=X)",
+                "modified in place",
+            ),
+            "positions in reverse order": (
+                "def add_positional_encoding(X):\n    return X + positional_encoding(*X.shape[-2:])[::-1]",
+                None,
+            ),
             "returns None": (
                 "def add_positional_encoding(X):\n    Y = X + positional_encoding(*X.shape[-2:])",
                 "return",
@@ -111,6 +141,11 @@ EXERCISES = {
             "    for p in range(X.shape[-2]):\n        Y[..., p, :] = Y[..., p, :] + pe[p]\n    return Y",
             "copy then add in place": "def add_positional_encoding(X):\n    Y = X.copy()\n"
             "    Y += positional_encoding(*X.shape[-2:])\n    return Y",
+            "a longer table, cut to T": "def add_positional_encoding(X):\n"
+            "    return X + positional_encoding(512, X.shape[-1])[: X.shape[-2]]",
+            "loop over the sentences": "def add_positional_encoding(X):\n    if X.ndim == 2:\n"
+            "        return X + positional_encoding(*X.shape)\n"
+            "    return np.stack([x + positional_encoding(*x.shape) for x in X])",
             "np.add": "def add_positional_encoding(X):\n    return np.add(X, positional_encoding(X.shape[-2], X.shape[-1]))",
             # Charged once: a correct 7.2 keeps its points although 7.1 is wrong (graded with a reference table).
             # Last on purpose: it leaves the broken positional_encoding in the kernel; only quiz questions follow.
@@ -121,7 +156,9 @@ EXERCISES = {
         },
     },
     "quiz-pe-position-zero": quiz("q1_answer", right=[256, 256.0], wrong=[512, 0, 128]),
-    "quiz-fastest-wavelength": quiz("q2_answer", right=[6.2832, 6.283185307179586, 6.283], wrong=[1, 3.14, 62831.85]),
+    "quiz-fastest-wavelength": quiz(
+        "q2_answer", right=[6.2832, 6.283185307179586, 6.283, 6.28], wrong=[1, 3.14, 62831.85]
+    ),
     "quiz-equivariance": quiz("q3_answer", right=["b", "B"], wrong=["a", "c", "d"]),
     "quiz-offset": quiz("q4_answer", right=["b", " b"], wrong=["a", "c", "d"]),
     "quiz-learned-length": quiz("q5_answer", right=["b"], wrong=["a", "c", "d"]),
@@ -133,13 +170,13 @@ EXERCISES = {
             2.0,  # the angle, not its sine
             -0.4161,  # cos(2.0): sin and cos swapped
             0.0414,  # exponent i/d_model instead of 2i/d_model
-            0.8632,
-            0.9463,  # position 21 or 19
+            0.8632,  # position 21
+            0.9463,  # position 19
             0.0349,  # the angle read in degrees
             0.1987,  # sines and cosines concatenated (dimension 2 = sin of pair 2)
-            0.408,
+            0.408,  # dimensions counted from 1 (dimension 1 = cos(20))
         ],
-    ),  # dimensions counted from 1 (dimension 1 = cos(20))
+    ),
 }
 
 # Run in the solved kernel after the notebook: what the prose, the model answer and the rubric say about the lesson's
@@ -188,6 +225,10 @@ claim("44", most_similar(2)[0])
 claim("0.9998", most_similar(2)[1])
 assert abs(most_similar(2)[0] / (2 * np.pi) - 7) < 0.01
 assert all(most_similar(d)[0] == 1 for d in (16, 32, 64, 128)) and most_similar(8)[0] != 1
+for d in (16, 32, 64, 128):  # "whichever p you pick": the explorer's most similar other position is a neighbour
+    pe = positional_encoding(64, d)
+    similarity = pe @ pe.T - 2 * np.diag(np.diag(pe @ pe.T))
+    assert (np.abs(np.argmax(similarity, axis=1) - np.arange(64)) == 1).all()
 
 # Section 8: with encodings the outputs are no longer a reordering, in every layer; added encodings move the score
 # with the placement in every layer, RoPE keeps it constant and tells two ahead from two back.
@@ -195,6 +236,7 @@ assert max(without) < 1e-12 and min(with_pe) > 0.1 and cat_gap > 0.1
 assert min(spreads["added"]) > 0.1 and max(spreads["rope"]) < 1e-12 and min(rope_gap) > 0.01
 """
 NOT_MEASURED = {
+    "2021": "the year of Su et al.'s RoFormer paper (RoPE)",
     "64": "the number of positions the explorer draws (a setting)",
     "20": "the number of random layers drawn, and the position asked about in Q6 (settings)",
     "300": "Q5's training length (a setting of the question)",

@@ -95,8 +95,38 @@ EXERCISES = {
                 ),
                 "swapped",
             ),
+            # the spec forbids the built-ins the tests compare with, and asks for gradients and an unchanged x
+            "F.layer_norm": (_ln("    return F.layer_norm(x, x.shape[-1:], gamma, beta, eps)"), "yourself"),
+            "nn.LayerNorm module": (
+                _ln(
+                    "    ln = nn.LayerNorm(x.shape[-1], eps=eps).to(x.dtype)\n"
+                    "    with torch.no_grad():\n        ln.weight.copy_(gamma)\n        ln.bias.copy_(beta)\n"
+                    "    return ln(x)"
+                ),
+                "yourself",
+            ),
+            "numpy round trip": (
+                _ln(
+                    "    y, g, b = x.detach().numpy(), gamma.detach().numpy(), beta.detach().numpy()\n"
+                    "    m = y.mean(-1, keepdims=True)\n"
+                    "    return torch.from_numpy(g * (y - m) / np.sqrt(y.var(-1, keepdims=True) + eps) + b)"
+                ),
+                "no gradient flows",
+            ),
+            "changes x in place": (
+                _ln(
+                    "    x -= x.mean(-1, keepdim=True)\n"
+                    "    x /= torch.sqrt((x ** 2).mean(-1, keepdim=True) + eps)\n"
+                    "    return gamma * x + beta"
+                ),
+                "changed x",
+            ),
         },
         "right": {
+            "var_mean and addcmul": _ln(
+                "    v, m = torch.var_mean(x, dim=-1, keepdim=True, correction=0)\n"
+                "    return torch.addcmul(beta, gamma, (x - m) * torch.rsqrt(v + eps))"
+            ),
             "var(unbiased=False)": _ln(
                 "    m = x.mean(dim=-1, keepdim=True)\n"
                 "    v = x.var(dim=-1, unbiased=False, keepdim=True)\n"
@@ -125,12 +155,24 @@ EXERCISES = {
             ),
             "GELU": (_ffn("    return F.gelu(x @ W1.T + b1) @ W2.T + b2"), "GELU"),
             "no transpose": (_ffn("    return torch.relu(x @ W1 + b1) @ W2 + b2"), None),
+            "ReLU before b1": (_ffn("    return (torch.relu(x @ W1.T) + b1) @ W2.T + b2"), None),
+            "numpy round trip": (
+                _ffn(
+                    "    h = np.maximum(0, x.detach().numpy() @ W1.detach().numpy().T + b1.detach().numpy())\n"
+                    "    return torch.from_numpy(h @ W2.detach().numpy().T + b2.detach().numpy())"
+                ),
+                "no gradient flows",
+            ),
         },
         "right": {
             "F.linear": _ffn("    return F.linear(F.relu(F.linear(x, W1, b1)), W2, b2)"),
             "einsum and clamp": _ffn(
                 "    h = torch.einsum('...i,hi->...h', x, W1) + b1\n"
                 "    return torch.einsum('...h,oh->...o', h.clamp(min=0), W2) + b2"
+            ),
+            "float32 inside": _ffn(
+                "    h = torch.relu(x.float() @ W1.float().T + b1.float())\n"
+                "    return (h @ W2.float().T + b2.float()).to(x.dtype)"
             ),
             "one position at a time": _ffn(
                 "    flat = x.reshape(-1, x.shape[-1])\n"
@@ -212,6 +254,43 @@ EXERCISES = {
                 ),
                 "carries no gradient",
             ),
+            "residual switch honoured in post-LN only": (
+                _block(
+                    "n = (lambda z, ln: ln(z)) if self.layer_norm else (lambda z, ln: z)\n"
+                    "for f, ln in ((self.attend, self.norm1), (self.ffn, self.norm2)):\n"
+                    "    x = x + f(n(x, ln)) if self.norm_first else n((x if self.residual else 0) + f(x), ln)\n"
+                    "return x"
+                ),
+                "honour both switches",
+            ),
+            "layer_norm switch turns off norm1 only": (
+                _block(
+                    "for f, ln in ((self.attend, self.norm1), (self.ffn, self.norm2)):\n"
+                    "    n = (lambda z: z) if (not self.layer_norm and ln is self.norm1) else ln\n"
+                    "    skip = x if self.residual else 0\n"
+                    "    x = skip + f(n(x)) if self.norm_first else n(skip + f(x))\n"
+                    "return x"
+                ),
+                "honour both switches",
+            ),
+            "layer_norm=False drops the residuals too": (
+                _block(
+                    "if not self.layer_norm:\n    return self.ffn(self.attend(x))\n"
+                    "for f, ln in ((self.attend, self.norm1), (self.ffn, self.norm2)):\n"
+                    "    skip = x if self.residual else 0\n"
+                    "    x = skip + f(ln(x)) if self.norm_first else ln(skip + f(x))\n"
+                    "return x"
+                ),
+                "layer_norm=False",
+            ),
+            "pre-LN block ends with a LayerNorm": (
+                _block(
+                    _SWITCHED.format(attend="self.attend").replace(
+                        "return x", "return n(x, self.norm2) if self.norm_first else x"
+                    )
+                ),
+                "the pre-LN block is off",
+            ),
             "eps of the norms ignored": (
                 _block(
                     "ln = (lambda z, n: layer_norm(z, n.weight, n.bias)) if self.layer_norm else (lambda z, n: z)\n"
@@ -227,6 +306,15 @@ EXERCISES = {
         },
         "right": {
             "modules, one loop": _block(_SWITCHED.format(attend="self.attend")),
+            "four explicit branches": _block(
+                "a, f = self.attend, self.ffn\n"
+                "ln1 = self.norm1 if self.layer_norm else nn.Identity()\n"
+                "ln2 = self.norm2 if self.layer_norm else nn.Identity()\n"
+                "if self.norm_first and self.residual:\n    x = x + a(ln1(x))\n    return x + f(ln2(x))\n"
+                "if self.norm_first:\n    return f(ln2(a(ln1(x))))\n"
+                "if self.residual:\n    x = ln1(x + a(x))\n    return ln2(x + f(x))\n"
+                "return ln2(f(ln1(a(x))))"
+            ),
             "student functions, spelled out": _block(
                 "ln = (lambda z, n: layer_norm(z, n.weight, n.bias, eps=n.eps)) if self.layer_norm else (lambda z, n: z)\n"
                 "ff = lambda z: feed_forward(z, self.linear1.weight, self.linear1.bias, "
@@ -333,6 +421,10 @@ for (_D, _lr), _runs in RUNS.items():
 assert abs(final[12, 3e-3, "post-LN"].mean() - final[12, 3e-3, "pre-LN"].mean()) < 0.05
 assert final[12, 2e-2, "post-LN with warm-up"].min() > final[12, 2e-2, "pre-LN"].mean()
 assert warm[lowest] < warm[-1] - 0.2 and lowest + 10 < WARMUP
+# "climbs back ... once the rate has passed 0.02": the first 10-step window after the lowest whose mean is above the
+# midway point between the lowest and the final mean starts at a step where the rate is already above 0.02
+_climb = next(s for s in range(lowest, len(warm)) if warm[s] > (warm[lowest] + warm[-1]) / 2)
+assert 3e-2 * (_climb + 1) / WARMUP > 0.02, _climb
 """
 
 NOT_MEASURED = {

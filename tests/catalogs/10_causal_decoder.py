@@ -105,6 +105,8 @@ EXERCISES = {
             ),
         },
         "right": {
+            "the last T_q rows of the square mask": _MASK
+            + "    return torch.ones(T_k, T_k, dtype=torch.bool).tril()[T_k - T_q:]",
             "compare positions": _MASK
             + "    return torch.arange(T_k)[None, :] <= torch.arange(T_q)[:, None] + (T_k - T_q)",
             "from numpy": _MASK + "    return torch.from_numpy(np.tril(np.ones((T_q, T_k), dtype=bool), k=T_k - T_q))",
@@ -141,6 +143,21 @@ EXERCISES = {
                 ),
                 None,
             ),
+            "blocked scores filled with -1e9 instead of -inf": (
+                _mha(m="        if mask is not None:\n            s = s.masked_fill(~mask, -1e9)\n"),
+                "large finite number",
+            ),
+            "finite fill, then the blocked weights zeroed and the rows renormalised": (
+                _mha(
+                    m="        if mask is not None:\n            s = s.masked_fill(~mask, -1e9)\n",
+                    w=(
+                        "        w = torch.softmax(s, dim=-1)\n"
+                        "        if mask is not None:\n"
+                        "            w = w.masked_fill(~mask, 0.0)\n            w = w / w.sum(-1, keepdim=True)\n"
+                    ),
+                ),
+                "NaN or inf",
+            ),
             "detached output": (
                 _mha(o="        return self.W_o((w @ v).transpose(1, 2).reshape(B, T_q, d).detach()), w\n"),
                 "no gradient reaches",
@@ -173,6 +190,9 @@ EXERCISES = {
                     "        return self.W_o(o.transpose(1, 2).reshape(B, T_q, d)), w\n"
                 )
             ),
+            "the smallest finite number as the fill (no blocked key can win)": _mha(
+                m="        if mask is not None:\n            s = s.masked_fill(~mask, torch.finfo(s.dtype).min)\n"
+            ),
             "where instead of masked_fill": _mha(
                 m="        if mask is not None:\n"
                 "            s = torch.where(mask, s, torch.tensor(float('-inf'), dtype=s.dtype))\n"
@@ -183,7 +203,7 @@ EXERCISES = {
         "wrong": {
             "temperature after the softmax": (
                 _probs(soft="    return torch.softmax(logits, dim=-1) / temperature\n"),
-                "after the softmax",
+                "divides the probabilities",
             ),
             "temperature after the softmax, renormalised": (
                 _probs(
@@ -224,9 +244,17 @@ EXERCISES = {
                 ),
                 "keeps the smallest",
             ),
+            "top-k fills the caller's logits in place (masked_fill_)": (
+                _probs(topk=_TOPK.replace("logits = logits.masked_fill(", "logits.masked_fill_(")),
+                "changed the logits it was given",
+            ),
             "sampling ignores the generator": (
                 _probs(sample=_SAMPLE.replace("generator=generator", "")),
                 "seeded alike",
+            ),
+            "sample_next samples at temperature 1 when asked for greedy": (
+                _probs(sample=_SAMPLE.replace("return logits.argmax(dim=-1)", "temperature = 1.0")),
+                "greedy never samples",
             ),
             "greedy samples instead of taking the arg max": (
                 _probs(
@@ -308,9 +336,49 @@ EXERCISES = {
                 "does not attend to itself",
             ),
             "mask ignored": (_cache(mask=""), "mask is ignored"),
+            "blocked scores filled with -1e9 instead of -inf": (
+                _cache(mask="    if mask is not None:\n        s = s.masked_fill(~mask, -1e9)\n"),
+                "large finite number",
+            ),
+            "cache stored in float32 (changes a float64 model's numbers)": (
+                _cache(
+                    append=_C_APPEND.replace(
+                        "cache['k'], cache['v'] = k, v", "cache['k'], cache['v'] = k.float(), v.float()"
+                    )
+                ),
+                "number type",
+            ),
+            "calls mha(...) for the new tokens instead of its layers": (
+                "def attend_with_cache(mha, x_new, cache, mask=None):\n"
+                "    out, w = mha(x_new, mask=mask)\n"
+                "    return out, w\n",
+                "called mha",
+            ),
             "mask inverted": (
                 _cache(mask="    if mask is not None:\n        s = s.masked_fill(mask, float('-inf'))\n"),
                 None,
+            ),
+            "PyTorch's is_causal=True for several new tokens (the top-left mask)": (
+                _cache(
+                    out=(
+                        "    w = torch.softmax(s, dim=-1)\n"
+                        "    o = F.scaled_dot_product_attention(q, k, v, is_causal=T > 1)\n"
+                        "    return mha.W_o(o.transpose(1, 2).reshape(B, T, d)), w\n"
+                    ),
+                ),
+                "aligned top-left",
+            ),
+            "the scores returned as the weights (no softmax)": (
+                _cache(
+                    out="    w = torch.softmax(s, dim=-1)\n    return mha.W_o((w @ v).transpose(1, 2).reshape(B, T, d)), s\n"
+                ),
+                "the weights for",
+            ),
+            "weights returned in float32 by a float64 model": (
+                _cache(
+                    out="    w = torch.softmax(s, dim=-1)\n    return mha.W_o((w @ v).transpose(1, 2).reshape(B, T, d)), w.float()\n"
+                ),
+                "the weights must be",
             ),
             "keys and values swapped in the cache": (
                 _cache(
@@ -349,6 +417,9 @@ EXERCISES = {
                     "    k, v = cache['k'], cache['v']\n"
                 )
             ),
+            "the smallest finite number as the fill": _cache(
+                mask="    if mask is not None:\n        s = s.masked_fill(~mask, torch.finfo(s.dtype).min)\n"
+            ),
             "torch's sdpa for the output": _cache(
                 out=(
                     "    w = torch.softmax(s, dim=-1)\n"
@@ -378,4 +449,49 @@ EXERCISES = {
     "quiz-cache-numbers": quiz("q5_answer", right=[18432], wrong=[9216, 1536, 27648, 768]),
     "quiz-cached-scores": quiz("q6_answer", right=[101], wrong=[100, 1, 5151, 10201]),
     "quiz-deterministic": quiz("q7_answer", right=["b"], wrong=["a", "c", "d"]),
+}
+
+# --- what the prose, the model answers and the rubric say about this lesson's own measurements ---------------------
+CLAIMS = r"""
+# section 1: with the mask, positions before the changed word do not move; without it, all of them do
+assert moved[:3].max() == 0 and (moved_open > 1e-9).all()
+# section 2: every French word puts its largest weight on its translation
+assert all(translation[f] == english[j] for f, j in zip(french, cross_weights.argmax(-1).tolist()))
+# section 3: sizes; on held-out rhymes the model clearly beats the bigram (smoothed with its best alpha)
+claim("61,668", n_params)
+claim("7,792", len(ids))
+assert model_loss < bigram_loss - 0.15 < unigram_loss, (model_loss, bigram_loss)
+assert fit_loss < model_loss - 0.3, "it fits its training rhymes better still"
+late = [held_out_curve[s] for s in (250, 300, 350, 400)]
+assert max(late) - min(late) < 0.05 and np.mean(losses[230:250]) - np.mean(losses[-20:]) > 0.15, "flat vs falling"
+# without the mask: copies (training loss far below), worse than the unigram when it must predict honestly
+assert cheat_train < 0.6 * np.mean(losses[80:100]) and cheat_train < np.mean(losses[-20:]) - 0.3
+assert cheat_honest > unigram_loss
+# section 4: the tail outside the top 5 is picked often together; greedy loops, temperature 1.5 drifts
+assert tail > 0.02 and plain.topk(V).values[5] < 0.05
+assert fewest == "greedy" and least_real == "temperature 1.5"
+shares = [word_stats[label][0] for label, _, _ in sample_settings]
+assert shares[0] > shares[1] > shares[2], "the middle setting sits in between on the share of real words"
+# section 5: earlier keys do not change; cached = recomputed logits, far inside 1e-6 in float64
+assert with_cache == without and gaps[torch.float64] < 1e-10 < gaps[torch.float32]
+# section 7 and Q8's model answer: the speed-up is largest for the longest text, a few times, far below the counted
+# ratio (more than a hundred); a cached step hardly slows down, a recomputing one does; far slower per
+# multiply-add than one large matrix product
+assert speedup[LENGTHS[-1]] == max(speedup.values()) and 1.5 < speedup[LENGTHS[-1]] < 10, speedup
+assert counted[LENGTHS[-1]] > 100 and counted[LENGTHS[-1]] > 5 * speedup[LENGTHS[-1]]
+assert per_step[True][-16:].mean() < 2 * per_step[True][:16].mean() and per_step[False][-16:].mean() > 3 * per_step[False][:16].mean()
+assert ns_step > 10 * ns_big
+"""
+NOT_MEASURED = {
+    "16": "settings: 16 windows per step; T ≈ 16 and 256 are the lengths where steps are timed (256 / 16 = 16)",
+    "50": "a setting: the held-out loss is measured every 50 steps",
+    "32": "a setting: MAX_LEN, the longest text the model reads",
+    "1000": "a property of the tests: sample_next at temperature 0 is checked on 1,000 rows",
+    "150": "a setting: characters per sample",
+    "1.5": "settings: the temperature of the third sample; a logit of Q4",
+    "0.5": "settings: a temperature of Q4 and Q7",
+    "24": "a setting: the explorer's map holds 24 characters",
+    "256": "a setting: the longest generated text of section 7",
+    "12": "a setting of Q5 (GPT-2 small's 12 blocks)",
+    "100": "a setting of Q6",
 }

@@ -14,9 +14,9 @@ def update(l_new, new_max=NEW_MAX, shift=SHIFT, tail="    return m_new, l_new\n"
 
 RIGHT_L = "l * np.exp(m - shift) + np.exp(s - shift[..., None]).sum(axis=-1)"
 
-TILED = """def tiled_attention(Q, K, V, block_size, causal=False):
+TILED = """def tiled_attention(Q, K, V, block_size, causal=False, return_lse=False):
     T_q, T_k, d_k = Q.shape[-2], K.shape[-2], Q.shape[-1]
-    out = np.empty(Q.shape[:-1] + V.shape[-1:])
+    out, lse = np.empty(Q.shape[:-1] + V.shape[-1:]), np.empty(Q.shape[:-1])
     for i0 in range(0, T_q, block_size):
         q = Q[..., i0:i0 + block_size, :] / {scale}
         rows = np.arange(i0, i0 + q.shape[-2])
@@ -31,12 +31,12 @@ TILED = """def tiled_attention(Q, K, V, block_size, causal=False):
             if causal and j0 + s.shape[-1] - 1 > rows[0]:
                 cols = np.arange(j0, j0 + s.shape[-1])
                 s = np.where({mask}, s, -np.inf)
-            m_new = {new_max}
-            l = {l_update}
+            m_new, l = online_softmax_update(m, l, s)
             O = {o_update}
             m = m_new
         out[..., i0:i0 + block_size, :] = O / l[..., None]
-    return out
+        lse[..., i0:i0 + block_size] = {lse}
+    return {ret}
 """
 TILED_PARTS = dict(
     scale="np.sqrt(d_k)",
@@ -44,14 +44,46 @@ TILED_PARTS = dict(
     skip="j0 > rows[-1]",
     key_end="j0 + block_size",
     mask="cols[None, :] <= rows[:, None]",
-    new_max="np.maximum(m, s.max(axis=-1))",
-    l_update="l * np.exp(m - m_new) + np.exp(s - m_new[..., None]).sum(axis=-1)",
     o_update="O * np.exp(m - m_new)[..., None] + np.exp(s - m_new[..., None]) @ v",
+    lse="m + np.log(l)",
+    ret="(out, lse) if return_lse else out",
 )
 
 
 def tiled(**changes):
     return TILED.format(**(TILED_PARTS | changes))
+
+
+BACKWARD = """def tiled_attention_backward(Q, K, V, O, dO, lse, block_size, causal=False):
+    T_q, T_k, d_k = Q.shape[-2], K.shape[-2], Q.shape[-1]
+    dQ, dK, dV = np.zeros(Q.shape), np.zeros(K.shape), np.zeros(V.shape)
+    D = {d}
+    for i0 in range(0, T_q, block_size):
+        for j0 in range(0, T_k, block_size):
+            q, do = Q[..., i0:i0 + block_size, :], dO[..., i0:i0 + block_size, :]
+            rows = np.arange(i0, i0 + q.shape[-2])
+            if causal and {skip}:
+                continue
+            k, v = K[..., j0:j0 + block_size, :], V[..., j0:j0 + block_size, :]
+            s = q @ np.swapaxes(k, -1, -2) / np.sqrt(d_k)
+            if causal and {causal_mask}:
+                s = np.where(np.arange(j0, j0 + s.shape[-1])[None, :] <= rows[:, None], s, -np.inf)
+            P = {p}
+            dV[..., j0:j0 + block_size, :] += np.swapaxes(P, -1, -2) @ do
+            dP = do @ np.swapaxes(v, -1, -2)
+            dS = {ds}
+            dQ[..., i0:i0 + block_size, :] += dS @ k / {scale}
+            dK[..., j0:j0 + block_size, :] += np.swapaxes(dS, -1, -2) @ q / {scale}
+    return dQ, dK, dV
+"""
+BACKWARD_PARTS = dict(
+    d="(dO * O).sum(axis=-1)",
+    skip="j0 > rows[-1]",
+    causal_mask="True",
+    p="np.exp(s - lse[..., i0:i0 + block_size, None])",
+    ds="P * (dP - D[..., i0:i0 + block_size, None])",
+    scale="np.sqrt(d_k)",
+)
 
 
 GQA = """def grouped_query_attention(X, W_Q, W_K, W_V, W_O, n_heads, n_kv_heads, causal=False):
@@ -108,14 +140,14 @@ EXERCISES = {
             ),
             "no guard for rows that saw only -inf (NaN)": (
                 update("l * np.exp(m - m_new) + np.exp(s - m_new[..., None]).sum(axis=-1)", shift=""),
-                "keep l = 0",
+                "keeps l = 0",
             ),
             "changes m in place": (
                 update(RIGHT_L, tail="    m[...] = m_new\n    return m, l_new\n"),
                 "must not change in place",
             ),
             "no shift at all (overflows)": (update("l + np.exp(s).sum(axis=-1)"), None),
-            "returns only the sum": (update(RIGHT_L, tail="    return l_new\n"), "tuple"),
+            "returns only the sum": (update(RIGHT_L, tail="    return l_new\n"), "must return (m_new, l_new)"),
         },
         "right": {
             "log-sum-exp with np.logaddexp": (
@@ -169,10 +201,6 @@ EXERCISES = {
     },
     "tiled-attention": {
         "wrong": {
-            "running sum not rescaled when the maximum grows": (
-                tiled(l_update="l + np.exp(s - m_new[..., None]).sum(axis=-1)"),
-                "running sum is not rescaled",
-            ),
             "output accumulator not rescaled": (
                 tiled(o_update="O + np.exp(s - m_new[..., None]) @ v"),
                 "output accumulator is not rescaled",
@@ -183,12 +211,9 @@ EXERCISES = {
             ),
             "tile boundary off by one: the last, shorter key block is dropped": (
                 tiled(key_range="range(0, T_k - block_size + 1, block_size)"),
-                "last, shorter key block",
+                "once per tile",
             ),
-            "causal: the diagonal itself is masked (j < i)": (
-                tiled(mask="cols[None, :] < rows[:, None]"),
-                "keep the diagonal",
-            ),
+            "causal: the diagonal itself is masked (j < i)": (tiled(mask="cols[None, :] < rows[:, None]"), "key j = i"),
             "causal: no mask inside the diagonal tiles": (
                 tiled(mask="np.ones((len(rows), len(cols)), dtype=bool)"),
                 "nothing is masked inside the diagonal",
@@ -197,52 +222,139 @@ EXERCISES = {
                 tiled(mask="cols[None, :] >= rows[:, None]"),
                 "upper triangle is kept",
             ),
-            "causal: the diagonal tiles are skipped": (tiled(skip="j0 >= i0"), "keep the diagonal"),
-            "no scaling by sqrt(d_k)": (tiled(scale="1.0"), "not scaled"),
-            "no running maximum (fixed shift 0: overflows)": (
-                tiled(new_max="np.zeros_like(m)", l_update="l + np.exp(s).sum(axis=-1)", o_update="O + np.exp(s) @ v"),
-                "running maximum",
+            "causal: the diagonal tiles are skipped": (tiled(skip="j0 >= i0"), "once per tile"),
+            "causal: fully masked tiles computed instead of skipped": (
+                tiled(skip="False"),
+                "skipping the tiles above the diagonal",
             ),
+            "no scaling by sqrt(d_k)": (tiled(scale="1.0"), "not scaled"),
             "plain attention: the whole score matrix at once": (
-                "def tiled_attention(Q, K, V, block_size, causal=False):\n"
+                "def tiled_attention(Q, K, V, block_size, causal=False, return_lse=False):\n"
                 "    S = Q @ np.swapaxes(K, -1, -2) / np.sqrt(Q.shape[-1])\n"
                 "    if causal:\n"
                 "        S = np.where(np.tril(np.ones(S.shape[-2:], dtype=bool)), S, -np.inf)\n"
                 "    A = np.exp(S - S.max(axis=-1, keepdims=True))\n"
-                "    return A / A.sum(axis=-1, keepdims=True) @ V\n",
-                "never build the full score matrix",
+                "    out = A / A.sum(axis=-1, keepdims=True) @ V\n"
+                "    return (out, np.log(np.exp(S).sum(-1))) if return_lse else out\n",
+                "once per tile",
             ),
-            "returns (output, None)": (
-                tiled().replace("    return out\n", "    return out, None\n"),
-                "only the output",
+            "the whole score matrix first, then cut into tiles for the update": (
+                tiled(o_update="O * np.exp(m - m_new)[..., None] + np.exp(s - m_new[..., None]) @ v")
+                .replace(
+                    "    for i0 in range(0, T_q, block_size):\n",
+                    "    S_all = Q @ np.swapaxes(K, -1, -2) / np.sqrt(d_k)\n    for i0 in range(0, T_q, block_size):\n",
+                )
+                .replace(
+                    "s = q @ np.swapaxes(k, -1, -2)", "s = S_all[..., i0:i0 + block_size, j0:j0 + block_size].copy()"
+                ),
+                "never build it",
+            ),
+            "the update written inline (online_softmax_update never called)": (
+                tiled().replace(
+                    "m_new, l = online_softmax_update(m, l, s)",
+                    "m_new = np.maximum(m, s.max(axis=-1))\n"
+                    "            l = l * np.exp(m - m_new) + np.exp(s - m_new[..., None]).sum(axis=-1)",
+                ),
+                "once per tile",
+            ),
+            "keys in blocks, all queries at once (no query tiles)": (
+                tiled(scale="np.sqrt(d_k)")
+                .replace("for i0 in range(0, T_q, block_size):", "for i0 in range(0, T_q, T_q):")
+                .replace("out[..., i0:i0 + block_size, :]", "out[..., i0:i0 + T_q, :]")
+                .replace("lse[..., i0:i0 + block_size]", "lse[..., i0:i0 + T_q]")
+                .replace("Q[..., i0:i0 + block_size, :]", "Q[..., i0:i0 + T_q, :]"),
+                "at most block_size",
+            ),
+            "torch tensors inside": (
+                "def tiled_attention(Q, K, V, block_size, causal=False, return_lse=False):\n"
+                "    out = F.scaled_dot_product_attention(*(torch.from_numpy(np.ascontiguousarray(a)) for a in (Q, K, V)),\n"
+                "                                         is_causal=causal).numpy()\n"
+                "    T_q, T_k = Q.shape[-2], K.shape[-2]\n"
+                "    for i0 in range(0, T_q, block_size):\n"
+                "        for j0 in range(0, T_k, block_size):\n"
+                "            if not (causal and j0 > min(i0 + block_size, T_q) - 1):\n"
+                "                online_softmax_update(np.zeros(1), np.zeros(1), np.zeros((1, 1)))\n"
+                "    return (out, None) if return_lse else out\n",
+                "used PyTorch",
+            ),
+            "lse is the running maximum only": (tiled(lse="m"), "lse is only the running maximum"),
+            "return_lse ignored": (tiled(ret="out"), "(output, lse) with return_lse=True"),
+            "returns (output, None)": (tiled(ret="(out, lse if return_lse else None)"), "only the output"),
+            "two passes per query block, the second over a whole (block_size, T_k) row of scores (no running Õ)": (
+                "def tiled_attention(Q, K, V, block_size, causal=False, return_lse=False):\n"
+                "    T_q, T_k, d_k = Q.shape[-2], K.shape[-2], Q.shape[-1]\n"
+                "    out, lse = np.empty(Q.shape[:-1] + V.shape[-1:]), np.empty(Q.shape[:-1])\n"
+                "    for i0 in range(0, T_q, block_size):\n"
+                "        q = Q[..., i0:i0 + block_size, :] / np.sqrt(d_k)\n"
+                "        rows = np.arange(i0, i0 + q.shape[-2])\n"
+                "        m, l = np.full(q.shape[:-1], -np.inf), np.zeros(q.shape[:-1])\n"
+                "        for j0 in range(0, T_k, block_size):\n"
+                "            if causal and j0 > rows[-1]:\n"
+                "                break\n"
+                "            s = q @ np.swapaxes(K[..., j0:j0 + block_size, :], -1, -2)\n"
+                "            if causal:\n"
+                "                s = np.where(np.arange(j0, j0 + s.shape[-1])[None, :] <= rows[:, None], s, -np.inf)\n"
+                "            m, l = online_softmax_update(m, l, s)\n"
+                "        S = q @ np.swapaxes(K, -1, -2)  # like section 2's online_softmax: a second pass, over the whole row\n"
+                "        if causal:\n"
+                "            S = np.where(np.arange(T_k)[None, :] <= rows[:, None], S, -np.inf)\n"
+                "        out[..., i0:i0 + block_size, :] = np.exp(S - m[..., None]) @ V / l[..., None]\n"
+                "        lse[..., i0:i0 + block_size] = m + np.log(l)\n"
+                "    return (out, lse) if return_lse else out\n",
+                "hold one tile of scores at a time",
             ),
         },
         "right": {
-            "the reference solution's structure, inline update": tiled(),
-            "keys in blocks, all queries at once": (
-                "def tiled_attention(Q, K, V, block_size, causal=False):\n"
-                "    T_q, T_k = Q.shape[-2], K.shape[-2]\n"
-                "    q = Q / np.sqrt(Q.shape[-1])\n"
-                "    m = np.full(Q.shape[:-1], -np.inf)\n"
-                "    l = np.zeros(Q.shape[:-1])\n"
+            "the reference structure": tiled(),
+            "key blocks outside, query blocks inside (FlashAttention-1's order), state kept for every row": (
+                "def tiled_attention(Q, K, V, block_size, causal=False, return_lse=False):\n"
+                "    T_q, T_k, d_k = Q.shape[-2], K.shape[-2], Q.shape[-1]\n"
+                "    m, l = np.full(Q.shape[:-1], -np.inf), np.zeros(Q.shape[:-1])\n"
                 "    O = np.zeros(Q.shape[:-1] + V.shape[-1:])\n"
-                "    rows = np.arange(T_q)[:, None]\n"
                 "    for j0 in range(0, T_k, block_size):\n"
-                "        s = q @ np.swapaxes(K[..., j0:j0 + block_size, :], -1, -2)\n"
-                "        if causal:\n"
-                "            s = np.where(np.arange(j0, j0 + s.shape[-1])[None, :] <= rows, s, -np.inf)\n"
-                "        m_new, l = online_softmax_update(m, l, s)\n"
-                "        with np.errstate(invalid='ignore'):\n"
-                "            factor = np.where(np.isneginf(m_new), 0.0, np.exp(m - m_new))\n"
-                "            p = np.where(np.isneginf(m_new)[..., None], 0.0, np.exp(s - m_new[..., None]))\n"
-                "        O = O * factor[..., None] + p @ V[..., j0:j0 + block_size, :]\n"
-                "        m = m_new\n"
-                "    return O / l[..., None]\n"
+                "        k, v = K[..., j0:j0 + block_size, :], V[..., j0:j0 + block_size, :]\n"
+                "        for i0 in range(0, T_q, block_size):\n"
+                "            rows = np.arange(i0, min(i0 + block_size, T_q))\n"
+                "            if causal and j0 > rows[-1]:\n"
+                "                continue\n"
+                "            s = Q[..., i0:i0 + block_size, :] @ np.swapaxes(k, -1, -2) / np.sqrt(d_k)\n"
+                "            if causal:\n"
+                "                s = np.where(np.arange(j0, j0 + s.shape[-1])[None, :] <= rows[:, None], s, -np.inf)\n"
+                "            mo, lo = m[..., i0:i0 + block_size], l[..., i0:i0 + block_size]\n"
+                "            m_new, l_new = online_softmax_update(mo, lo, s)\n"
+                "            Ob = O[..., i0:i0 + block_size, :]\n"
+                "            O[..., i0:i0 + block_size, :] = Ob * np.exp(mo - m_new)[..., None] + np.exp(s - m_new[..., None]) @ v\n"
+                "            m[..., i0:i0 + block_size], l[..., i0:i0 + block_size] = m_new, l_new\n"
+                "    out = O / l[..., None]\n"
+                "    return (out, m + np.log(l)) if return_lse else out\n"
+            ),
+            "block outputs collected in a list and joined at the end": (
+                "def tiled_attention(Q, K, V, block_size, causal=False, return_lse=False):\n"
+                "    T_q, T_k, d_k = Q.shape[-2], K.shape[-2], Q.shape[-1]\n"
+                "    outs, lses = [], []\n"
+                "    for i0 in range(0, T_q, block_size):\n"
+                "        q = Q[..., i0:i0 + block_size, :]\n"
+                "        rows = np.arange(i0, i0 + q.shape[-2])\n"
+                "        m, l = np.full(q.shape[:-1], -np.inf), np.zeros(q.shape[:-1])\n"
+                "        O = np.zeros(q.shape[:-1] + V.shape[-1:])\n"
+                "        for j0 in range(0, T_k, block_size):\n"
+                "            if causal and j0 > rows[-1]:\n"
+                "                break\n"
+                "            s = np.einsum('...qd,...kd->...qk', q, K[..., j0:j0 + block_size, :]) / math.sqrt(d_k)\n"
+                "            if causal:\n"
+                "                s = np.where(np.arange(j0, j0 + s.shape[-1])[None, :] <= rows[:, None], s, -np.inf)\n"
+                "            m_new, l = online_softmax_update(m, l, s)\n"
+                "            O = O * np.exp(m - m_new)[..., None] + np.exp(s - m_new[..., None]) @ V[..., j0:j0 + block_size, :]\n"
+                "            m = m_new\n"
+                "        outs.append(O / l[..., None])\n"
+                "        lses.append(m + np.log(l))\n"
+                "    out = np.concatenate(outs, axis=-2)\n"
+                "    return (out, np.concatenate(lses, axis=-1)) if return_lse else out\n"
             ),
             "key blocks in reverse order (the online softmax does not care)": (
-                "def tiled_attention(Q, K, V, block_size, causal=False):\n"
+                "def tiled_attention(Q, K, V, block_size, causal=False, return_lse=False):\n"
                 "    T_q, T_k, d_k = Q.shape[-2], K.shape[-2], Q.shape[-1]\n"
-                "    out = np.empty(Q.shape[:-1] + V.shape[-1:])\n"
+                "    out, lse = np.empty(Q.shape[:-1] + V.shape[-1:]), np.empty(Q.shape[:-1])\n"
                 "    for i0 in range(0, T_q, block_size):\n"
                 "        q = Q[..., i0:i0 + block_size, :] / np.sqrt(d_k)\n"
                 "        rows = np.arange(i0, i0 + q.shape[-2])\n"
@@ -251,39 +363,117 @@ EXERCISES = {
                 "        for j0 in reversed(range(0, T_k, block_size)):\n"
                 "            if causal and j0 > rows[-1]:\n"
                 "                continue\n"
-                "            s = np.einsum('...qd,...kd->...qk', q, K[..., j0:j0 + block_size, :])\n"
+                "            s = q @ np.swapaxes(K[..., j0:j0 + block_size, :], -1, -2)\n"
                 "            if causal:\n"
                 "                s = np.where(np.arange(j0, j0 + s.shape[-1])[None, :] <= rows[:, None], s, -np.inf)\n"
                 "            m_new, l = online_softmax_update(m, l, s)\n"
-                "            O = O * np.exp(m - m_new)[..., None] + np.einsum('...qk,...kv->...qv', np.exp(s - m_new[..., None]),\n"
-                "                                                             V[..., j0:j0 + block_size, :])\n"
+                "            with np.errstate(invalid='ignore'):\n"
+                "                factor = np.where(np.isneginf(m_new), 0.0, np.exp(m - m_new))\n"
+                "                p = np.where(np.isneginf(m_new)[..., None], 0.0, np.exp(s - m_new[..., None]))\n"
+                "            O = O * factor[..., None] + p @ V[..., j0:j0 + block_size, :]\n"
                 "            m = m_new\n"
                 "        out[..., i0:i0 + block_size, :] = O / l[..., None]\n"
-                "    return out\n"
+                "        lse[..., i0:i0 + block_size] = m + np.log(l)\n"
+                "    return (out, lse) if return_lse else out\n"
             ),
-            "torch tensors inside": (
-                "def tiled_attention(Q, K, V, block_size, causal=False):\n"
-                "    Q, K, V = (torch.as_tensor(a) for a in (Q, K, V))\n"
-                "    T_q, T_k = Q.shape[-2], K.shape[-2]\n"
-                "    out = torch.empty(Q.shape[:-1] + V.shape[-1:], dtype=torch.float64)\n"
+        },
+    },
+    "tiled-backward": {
+        "wrong": {
+            "dS without the -D term": (BACKWARD.format(**(BACKWARD_PARTS | dict(ds="P * dP"))), "second term"),
+            "no 1/sqrt(d_k) in dQ and dK": (BACKWARD.format(**(BACKWARD_PARTS | dict(scale="1.0"))), "1/√d_k"),
+            "weights from the tile's own maximum (lse ignored)": (
+                BACKWARD.format(**(BACKWARD_PARTS | dict(p="np.exp(s - s.max(axis=-1, keepdims=True))"))),
+                None,
+            ),
+            "D recomputed from the weights (O ignored)": (
+                BACKWARD.format(**(BACKWARD_PARTS | dict(d="None")))
+                .replace(
+                    "            dS = P * (dP - D[..., i0:i0 + block_size, None])\n",
+                    "            dS = P * (dP - D_rows[..., i0:i0 + block_size, None])\n",
+                )
+                .replace(
+                    "    for i0 in range(0, T_q, block_size):\n",
+                    "    D_rows = np.zeros(Q.shape[:-1])\n"
+                    "    for i0 in range(0, T_q, block_size):\n"
+                    "        for j0 in range(0, T_k, block_size):\n"
+                    "            s0 = Q[..., i0:i0 + block_size, :] @ np.swapaxes(K[..., j0:j0 + block_size, :], -1, -2) / np.sqrt(d_k)\n"
+                    "            if causal:\n"
+                    "                s0 = np.where(np.arange(j0, j0 + s0.shape[-1])[None, :] <= np.arange(i0, i0 + s0.shape[-2])[:, None], s0, -np.inf)\n"
+                    "            P0 = np.exp(s0 - lse[..., i0:i0 + block_size, None])\n"
+                    "            D_rows[..., i0:i0 + block_size] += (P0 * (dO[..., i0:i0 + block_size, :] @ np.swapaxes(V[..., j0:j0 + block_size, :], -1, -2))).sum(-1)\n"
+                    "    for i0 in range(0, T_q, block_size):\n",
+                    1,
+                ),
+                "did not halve",
+            ),
+            "lse recomputed from the scores (the given lse ignored)": (
+                BACKWARD.format(**(BACKWARD_PARTS | dict(p="np.exp(s - own[..., i0:i0 + block_size, None])"))).replace(
+                    "    for i0 in range(0, T_q, block_size):\n",
+                    "    own = np.full(Q.shape[:-1], -np.inf)\n"
+                    "    for i0 in range(0, T_q, block_size):\n"
+                    "        for j0 in range(0, T_k, block_size):\n"
+                    "            s0 = Q[..., i0:i0 + block_size, :] @ np.swapaxes(K[..., j0:j0 + block_size, :], -1, -2) / np.sqrt(d_k)\n"
+                    "            if causal:\n"
+                    "                s0 = np.where(np.arange(j0, j0 + s0.shape[-1])[None, :] <= np.arange(i0, i0 + s0.shape[-2])[:, None], s0, -np.inf)\n"
+                    "            own[..., i0:i0 + block_size] = np.logaddexp(own[..., i0:i0 + block_size], np.logaddexp.reduce(s0, axis=-1))\n"
+                    "    for i0 in range(0, T_q, block_size):\n",
+                    1,
+                ),
+                "did not halve",
+            ),
+            "causal mask ignored": (BACKWARD.format(**(BACKWARD_PARTS | dict(causal_mask="False"))), None),
+            "full matrices (autograd's formulas at once)": (
+                "def tiled_attention_backward(Q, K, V, O, dO, lse, block_size, causal=False):\n"
+                "    d_k = Q.shape[-1]\n"
+                "    S = Q @ np.swapaxes(K, -1, -2) / np.sqrt(d_k)\n"
+                "    if causal:\n"
+                "        S = np.where(np.tril(np.ones(S.shape[-2:], dtype=bool)), S, -np.inf)\n"
+                "    P = np.exp(S - lse[..., None])\n"
+                "    dS = P * (dO @ np.swapaxes(V, -1, -2) - (dO * O).sum(-1)[..., None])\n"
+                "    return dS @ K / np.sqrt(d_k), np.swapaxes(dS, -1, -2) @ Q / np.sqrt(d_k), np.swapaxes(P, -1, -2) @ dO\n",
+                "work tile by tile",
+            ),
+            "row blocks: each query block against all the keys at once": (
+                "def tiled_attention_backward(Q, K, V, O, dO, lse, block_size, causal=False):\n"
+                "    T_q, T_k, d_k = Q.shape[-2], K.shape[-2], Q.shape[-1]\n"
+                "    dQ, dK, dV = np.zeros(Q.shape), np.zeros(K.shape), np.zeros(V.shape)\n"
+                "    D = (dO * O).sum(axis=-1)\n"
                 "    for i0 in range(0, T_q, block_size):\n"
-                "        q = Q[..., i0:i0 + block_size, :] / Q.shape[-1] ** 0.5\n"
-                "        rows = torch.arange(i0, i0 + q.shape[-2])\n"
-                "        m = torch.full(q.shape[:-1], float('-inf'), dtype=torch.float64)\n"
-                "        l = torch.zeros(q.shape[:-1], dtype=torch.float64)\n"
-                "        O = torch.zeros(q.shape[:-1] + V.shape[-1:], dtype=torch.float64)\n"
-                "        for j0 in range(0, T_k, block_size):\n"
-                "            if causal and j0 > int(rows[-1]):\n"
-                "                break\n"
-                "            s = q @ K[..., j0:j0 + block_size, :].transpose(-1, -2)\n"
-                "            if causal:\n"
-                "                s = s.masked_fill(torch.arange(j0, j0 + s.shape[-1])[None, :] > rows[:, None], float('-inf'))\n"
-                "            m_new = torch.maximum(m, s.amax(dim=-1))\n"
-                "            l = l * torch.exp(m - m_new) + torch.exp(s - m_new[..., None]).sum(dim=-1)\n"
-                "            O = O * torch.exp(m - m_new)[..., None] + torch.exp(s - m_new[..., None]) @ V[..., j0:j0 + block_size, :]\n"
-                "            m = m_new\n"
-                "        out[..., i0:i0 + block_size, :] = O / l[..., None]\n"
-                "    return out.numpy()\n"
+                "        q, do = Q[..., i0:i0 + block_size, :], dO[..., i0:i0 + block_size, :]\n"
+                "        rows = np.arange(i0, i0 + q.shape[-2])\n"
+                "        s = q @ np.swapaxes(K, -1, -2) / np.sqrt(d_k)\n"
+                "        if causal:\n"
+                "            s = np.where(np.arange(T_k)[None, :] <= rows[:, None], s, -np.inf)\n"
+                "        P = np.exp(s - lse[..., i0:i0 + block_size, None])\n"
+                "        dV += np.swapaxes(P, -1, -2) @ do\n"
+                "        dS = P * (do @ np.swapaxes(V, -1, -2) - D[..., i0:i0 + block_size, None])\n"
+                "        dQ[..., i0:i0 + block_size, :] += dS @ K / np.sqrt(d_k)\n"
+                "        dK += np.swapaxes(dS, -1, -2) @ q / np.sqrt(d_k)\n"
+                "    return dQ, dK, dV\n",
+                "one query block against",
+            ),
+            "torch autograd inside": (
+                "def tiled_attention_backward(Q, K, V, O, dO, lse, block_size, causal=False):\n"
+                "    q, k, v = (torch.tensor(a, requires_grad=True) for a in (Q, K, V))\n"
+                "    F.scaled_dot_product_attention(q, k, v, is_causal=causal).backward(torch.from_numpy(dO))\n"
+                "    return q.grad.numpy(), k.grad.numpy(), v.grad.numpy()\n",
+                "used PyTorch",
+            ),
+        },
+        "right": {
+            "the reference loop": BACKWARD.format(**BACKWARD_PARTS),
+            "key blocks outside, query blocks inside (FlashAttention-1's order)": (
+                BACKWARD.format(**BACKWARD_PARTS)
+                .replace("    for i0 in range(0, T_q, block_size):\n", "    for j0 in range(0, T_k, block_size):\n", 1)
+                .replace(
+                    "        for j0 in range(0, T_k, block_size):\n",
+                    "        for i0 in range(0, T_q, block_size):\n",
+                    1,
+                )
+            ),
+            "no tiles skipped (a masked tile's weights are 0)": BACKWARD.format(
+                **(BACKWARD_PARTS | dict(skip="False"))
             ),
         },
     },
@@ -294,7 +484,7 @@ EXERCISES = {
                 "interleaved",
             ),
             "values interleaved, keys contiguous": (gqa(v_heads=TILE_KV.format("V")), "interleaved"),
-            "keys interleaved, values contiguous": (gqa(k_heads=TILE_KV.format("K")), "grouped differently"),
+            "keys interleaved, values contiguous": (gqa(k_heads=TILE_KV.format("K")), "keys are grouped like np.tile"),
             "scaled by sqrt(d_model)": (gqa(scale="np.sqrt(X.shape[-1])"), None),
             "causal mask ignored": (gqa(causal="False"), None),
             "W_O missing": (gqa(merge="np.swapaxes(heads, -2, -3).reshape(*batch, T, n_heads * d_k)"), None),
@@ -364,6 +554,77 @@ EXERCISES = {
     "quiz-causal-tiles": quiz("q3_answer", right=[36, 36.0], wrong=[32, 28, 64, "36"]),
     "quiz-kv-bytes": quiz("q4_answer", right=[24576, 24576.0], wrong=[98304, 12288, 49152, 6144]),
     "quiz-gqa-group": quiz("q5_answer", right=["c", "C"], wrong=["b", "a", "d"]),
+    "quiz-traffic-memory": quiz("q8_answer", right=["a"], wrong=["b", "c", "d"]),
+    "quiz-uptraining": quiz("q9_answer", right=["b"], wrong=["a", "c", "d"]),
     "quiz-rescale": quiz("q6_answer", right=["b"], wrong=["a", "c", "d"]),
     "quiz-what-tiling-saves": quiz("q7_answer", right=["b"], wrong=["a", "c", "d"]),
+}
+
+# --- what the prose, the model answers and the rubric say about this lesson's own measurements ---------------------
+CLAIMS = r"""
+per_matrix = [plain_peak[T] / (8 * T * T) for T in LENGTHS]
+# section 1: a fixed number of T x T matrices, the fit's coefficient gives the same number; output-only: still several
+assert max(per_matrix) - min(per_matrix) < 0.2 and abs(a2 / 8 - per_matrix[-1]) < 0.05
+assert all(2 <= output_only_peak[T] / (8 * T * T) < per_matrix[i] for i, T in enumerate(LENGTHS))
+# section 2: the maximum grew twice in the demo; online softmax = lesson 4's to rounding at any block size
+z = np.array([0.5, 1.0, -2.0, 2.5, 0.0, 1.5, 4.0, 3.0, -1.0, 0.2])
+assert sum(z[s : s + 3].max() > z[:s].max() for s in range(3, 10, 3)) == 2
+assert max(np.abs(online_softmax(logits, b) - checks.to_numpy(softmax_04(logits))).max() for b in (1, 7, 50)) < 1e-12
+# section 3: tiled = lesson 4 within 1e-6 (far inside); its peak a small multiple of the output; plain's far above
+assert np.abs(tiled_out - plain_out).max() < 1e-12 and np.abs(causal_tiled - causal_plain).max() < 1e-12
+assert tiled_peak_1024 < 3 * 8 * 1024 * D_HEAD < output_only_peak[1024] / 10
+# section 4: the backward pass = autograd; the buffered loop = attention; traffic laws and the crossover at 3d^2
+assert backward_gap < 1e-12 and io_gap < 1e-12
+assert 1.8 < slope_N < 2.05 and -1.05 < slope_M < -0.9 and 12 <= min(ratio_to_theory) <= max(ratio_to_theory) < 16
+assert fewer_from == 3 * D_IO**2 and traffic[N_IO[-1], M_IO[0]] > plain_traffic[N_IO[-1]]
+# the largest fast memory counted is 12 d^2, where the tiles move less than a third of plain attention's numbers
+assert M_IO[-1] == 12 * D_IO**2 and share_at_largest < 1 / 3
+assert all(all(traffic[N, M] == 2 * N * D_IO + 12 * N * N * D_IO**2 // M for M in M_IO) for N in N_IO)
+# Q8: doubling M roughly halves the traffic for a long sequence
+assert all(0.45 < traffic[N_IO[-1], 2 * M] / traffic[N_IO[-1], M] < 0.6 for M in M_IO[:-1])
+# section 5: the cache bytes equal the formula; uptraining is a fifth of the training, on half of lesson 10's steps
+assert measured_per_token == formula_per_token and UPTRAIN_STEPS * 5 == BASE_STEPS == 400 // 2
+# pooling raises the loss, most for one kv head; the extra steps still help the multi-head control (no memorising
+# regime); uptraining closes more than half of the gap, not all: every seed stays behind its own multi-head decoder,
+# by a few hundredths of a nat (2 kv heads) and about a tenth (1); the per-seed differences lie closer together than
+# the seeds' own multi-head losses. This is Q9's key.
+before = {n: np.mean(b) for n, (b, _) in uptraining.items()}
+assert before[1] > before[2] > before[4] + 0.1 and np.mean(uptraining[4][1]) < before[4]
+assert all(0.5 < closed[n] < 1 and (paired[n] > 0).all() for n in (2, 1)), (closed, paired)
+assert 0.01 < paired[2].min() and paired[2].max() < 0.06 and 0.07 < paired[1].min() and paired[1].max() < 0.14
+assert all(np.ptp(paired[n]) < np.ptp(multi_head) for n in (2, 1))
+# section 6 (explorer prose): with B >= T at a tiny T, the tiled peak is as large as plain's or larger
+q8, k8, v8 = Q_ex[:8], K_ex[:8], V_ex[:8]
+assert peak_memory(tiled_attention, q8, k8, v8, 32)[1] >= peak_memory(attention_output_only, q8, k8, v8)[1]
+# section 7 and Q10's model answer
+assert abs(plain_fit[0] / 8 - 3) < 0.05 and misfit(tiled_fit1, tiled_y) < 0.02 and abs(tiled_fit2[0]) < 1e-3 * plain_fit[0]
+assert 0.9 < tiled_fit1[0] / (8 * D_HEAD) < 2.2
+extra = [by_block[B] - output_bytes_1024 for B in block_sizes]
+assert extra == sorted(extra) and 1 < extra[-1] / (8 * 256 * 256) < 6
+claim("0.66", mib(tiled_peak[2048]))
+claim("96.0", mib(output_only_peak[2048]))
+# section 8: causal tiles roughly quadruple when T doubles, window tiles roughly double; block order does not matter
+causal_counts = [int((tile_grid(T, 64, causal=True) > 0).sum()) for T in (2048, 4096, 8192)]
+window_counts = [int((tile_grid(T, 64, window=512) > 0).sum()) for T in (2048, 4096, 8192)]
+assert all(3.5 < b / a < 4.5 for a, b in zip(causal_counts, causal_counts[1:]))
+assert all(1.8 < b / a < 2.3 for a, b in zip(window_counts, window_counts[1:])) and spread < 1e-12
+"""
+NOT_MEASURED = {
+    "256": "a setting: the shortest length measured (and T = 256 in the backward demo)",
+    "2048": "a setting: the longest length measured",
+    "2018": "a year of publication (Milakov and Gimelshein)",
+    "2019": "a year of publication (Shazeer)",
+    "2020": "a year of publication (Beltagy et al.)",
+    "2022": "a year of publication (Dao et al.)",
+    "2023": "a year of publication (Ainslie et al.; Kwon et al.; Chen et al.)",
+    "2.13": "the PyTorch version this course pins",
+    "100": "a setting: the toy decoder reads 100 tokens",
+    "16": "settings: 16-bit floats; 16 query heads in Q4",
+    "32": "settings: the hypothetical model's 32 layers and 32 query heads",
+    "400": "a setting: lesson 10's training steps",
+    "200": "a setting: the training steps of the uptraining experiment's multi-head decoders",
+    "40": "a setting: the uptraining steps",
+    "64": "a setting: the explorer's 64 tokens",
+    "1.5": "a setting of Q2",
+    "24": "a setting of Q4",
 }
