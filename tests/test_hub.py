@@ -196,7 +196,8 @@ def test_class_cycle(class_hub, request):
         assert score and float(score.group(1)) == totals[student.name], f"{student.name}'s feedback: {score}"
         leaked = [line for line in hidden if line in page_text]
         assert not leaked, f"hidden tests in {student.name}'s feedback: {leaked[:3]}"
-        assert re.search(r"Q\d+ — free answer", page_text) and "Test cell" not in page_text, "questions named after the lesson"
+        titled = re.search(r"Q\d+ — free answer", page_text) and "Test cell" not in page_text
+        assert titled, "questions named after the lesson"
         if browser and student is ada:  # the student's page, opened in the browser with the network off
             context, page = log_in(chromium, hub, "ada", hub.password, offline=True)
             look(page, "ada_feedback", f"{hub.url}user/ada/files/{path}", "your feedback")
