@@ -140,7 +140,7 @@ SHADOW_NUMPY = "raise SystemExit('the attached numpy.py was imported')\n"
 HOGS = {  # memory the old per-process limits did not count, and a scratch folder filled in files under the size limit
     "tshm": "import mmap\nm = mmap.mmap(-1, 3 << 30)\nfor i in range(0, 3 << 30, 4096):\n    m[i] = 1\nq1_answer = 64",
     "tkids": (
-        "import subprocess, sys\nhog = 'b = bytearray(1 << 30)\\nimport time\\ntime.sleep(30)'\n"
+        "import subprocess, sys\nhog = 'b = bytearray(1 << 30)\\nimport time\\ntime.sleep(4)'\n"
         "kids = [subprocess.Popen([sys.executable, '-c', hog]) for _ in range(3)]\n"
         "[k.wait() for k in kids]\nq1_answer = 64"
     ),
@@ -586,6 +586,7 @@ def test_the_canary_refuses_limits_the_lessons_own_solution_cannot_run_in(batch)
     assert {p.name: p.stat().st_mtime for p in results.glob("*.json")} == before
 
 
+@pytest.mark.xdist_group("grading-alone")  # needs no batch: free to run beside it
 def test_the_canary_refuses_a_course_whose_venv_belongs_to_another_folder(tmp_path):
     """A course folder with a .venv made for another checkout (a shared or moved venv): the kernel would
     import the other folder's helper package. The grader refuses before grading anyone, naming both."""
@@ -630,6 +631,7 @@ def unprivileged(cmd, readable):
     return [*wrap, "--", "setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--", *cmd]
 
 
+@pytest.mark.xdist_group("grading-alone")  # needs no batch: free to run beside it
 def test_grading_as_an_unprivileged_user(tmp_path_factory):
     """The same command run by nobody (grading on a laptop, or in a container without root): the sandbox
     through user namespaces, limits measured (no writable cgroup), the canary first; an honest student
