@@ -23,8 +23,10 @@ def lesson_params():
     return [pytest.param(lesson, marks=pytest.mark.xdist_group(lesson), id=lesson) for lesson in LESSONS]
 
 
-# The longest xdist groups first, so that the two workers finish together instead of one idling at the end.
-LONG_GROUPS = ["grading", "browser", "hub", "readme", "bundle", *reversed(LESSONS)]  # later lessons take longer to run
+# The longest xdist groups first, so that the two workers finish together instead of one idling at the end
+# (pyproject's --no-loadscope-reorder: xdist would otherwise start with the groups that have the most tests).
+# Later lessons take longer to run.
+LONG_GROUPS = ["grading", "browser", "hub", "readme", "grading-alone", "bundle", *reversed(LESSONS)]
 
 
 def pytest_collection_modifyitems(items):

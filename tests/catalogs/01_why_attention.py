@@ -164,7 +164,7 @@ assert recall_params["RNN + attention"] < recall_params["GRU"]
 assert 0.7 < rnn_slope < 1.6 and (rnn_s / prod_s).min() > 5 and att_slope > rnn_slope + 0.3
 claim("4,096", (2 * 64**2) / (2 * 1**2))
 for _us in step_us.values():
-    assert _us[6] < 2.5 * _us[0] and _us[-1] > 1.5 * _us[6], _us
+    assert _us[6] < 3 * _us[0] and _us[-1] > 1.5 * _us[6], _us  # quiet: 1.2-1.3x; 2.6x seen under a load of 5
 # 5d: the fitted powers, T calls each fed the last result, constant attention, a path growing 5 per token
 assert np.allclose(rnn_powers, [1, 2], atol=0.01) and np.allclose(att_powers, [2, 1], atol=0.01)
 assert calls == [(T, T, True) for T in T_table]
