@@ -563,12 +563,7 @@ class MirrorGlobals(ast.NodeTransformer):
         self.generic_visit(node)
         return node
 
-    def visit_FunctionDef(self, node):
-        declared = {n for stmt in ast.walk(node) if isinstance(stmt, ast.Global) for n in stmt.names}
-        if declared:
-            node.body = self._mirror(node.body, declared)
-        self.generic_visit(node)
-        return node
+    visit_FunctionDef = visit_Module  # a function's `global` statements, the same way
 
     visit_AsyncFunctionDef = visit_FunctionDef
 
