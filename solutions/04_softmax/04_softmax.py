@@ -754,7 +754,7 @@ class TemperatureView(widgets.View):
         ax2.set_xlim(0, np.log2(n_tokens) + 0.2)
         ax2.set_xlabel("entropy in bits (| = largest possible)")
         self.entropy_title = ax2.set_title(" ")
-        fig.subplots_adjust(left=0.1, right=0.97, bottom=0.22, top=0.9, wspace=0.5)
+        fig.subplots_adjust(left=0.1, right=0.95, bottom=0.22, top=0.9, wspace=0.5)
         self.dynamic = [self.mesh, *self.blocked, self.mask_key, *self.bars, self.ticks, self.title, self.entropy_title]
         return fig
 
