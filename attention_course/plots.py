@@ -44,6 +44,7 @@ SEQUENTIAL = "viridis"  # perceptually uniform, readable in grey
 DIVERGING = "PuOr"  # colour-blind-safe diverging map, for signed values
 TEXT = "#1A1A1A"  # labels and notes: dark text on white
 MASK_HATCH = "///"
+MASK_EDGE = "#6E6E6E"  # the hatch lines and outline of a masked cell
 
 
 def color(meaning):
@@ -71,6 +72,25 @@ def text_color(meaning, background="white"):
     return to_hex(rgb)
 
 
+def shades(meaning, n, min_contrast=3.0):
+    """`n` shades of a meaning's colour, light to dark, for lines of one kind told apart by a size (ordered by it):
+    the lightest still has `min_contrast` on white (3:1, for graphics), the darkest is the colour mixed 60 % with
+    black, and the colour itself lies on the way."""
+    base = np.array(to_rgb(color(meaning)))
+    tint = 0.0  # how far the lightest shade is mixed towards white
+    while contrast(base + (tint + 0.02) * (1 - base)) >= min_contrast:
+        tint += 0.02
+    path = [base + tint * (1 - base), base, 0.4 * base]  # light, the colour, dark
+    return [to_hex(_along(path, t)) for t in np.linspace(0, 1, n)]
+
+
+def _along(points, t):
+    """The point at t (0 to 1) on the broken line through `points`, each piece of equal length in t."""
+    pieces = len(points) - 1
+    i = min(int(t * pieces), pieces - 1)
+    return points[i] + (t * pieces - i) * (points[i + 1] - points[i])
+
+
 def draw_masked(ax, allowed, **kwargs):
     """Hatch the cells of an imshow-style grid that are masked (allowed == False), so they never look like a
     small weight. `allowed`: a boolean (rows, cols) array, True = may attend."""
@@ -80,11 +100,18 @@ def draw_masked(ax, allowed, **kwargs):
     patches = []
     for i, j in zip(*np.nonzero(blocked)):
         patch = Rectangle(
-            (j - 0.5, i - 0.5), 1, 1, facecolor=COLOR["masked"], edgecolor="#6E6E6E", hatch=MASK_HATCH, lw=0, **kwargs
+            (j - 0.5, i - 0.5), 1, 1, facecolor=COLOR["masked"], edgecolor=MASK_EDGE, hatch=MASK_HATCH, lw=0, **kwargs
         )
         ax.add_patch(patch)
         patches.append(patch)
     return patches
+
+
+def masked_patch(label="masked"):
+    """The legend key of `draw_masked`'s hatched cells: `ax.legend(handles=[masked_patch()])`."""
+    from matplotlib.patches import Patch
+
+    return Patch(facecolor=COLOR["masked"], edgecolor=MASK_EDGE, hatch=MASK_HATCH, label=label)
 
 
 def _array(x):
@@ -107,9 +134,12 @@ def attention_heatmap(
     vmax=1.0,
     colorbar=True,
     allowed=None,
+    mask_key=True,
 ):
     """Heatmap of attention weights (T_q, T_k): one row per query token, one column per key token.
-    `allowed` (boolean (T_q, T_k), True = may attend) hatches the masked cells, so they never read as a weight of 0."""
+    `allowed` (boolean (T_q, T_k), True = may attend) hatches the masked cells, so they never read as a weight of 0,
+    and (mask_key) keys the hatching in a legend at the top right, over cells that a causal mask blocks; a figure
+    of several heatmaps passes mask_key=False and puts one `masked_patch()` in a figure legend."""
     w = _array(weights)
     keys = queries if keys is None else keys
     if w.ndim != 2 or w.shape != (len(queries), len(keys)):
@@ -128,6 +158,8 @@ def attention_heatmap(
     blocked = np.zeros(w.shape, bool) if allowed is None else ~_array(allowed).astype(bool)
     if allowed is not None:
         draw_masked(ax, ~blocked)
+        if mask_key:
+            ax.legend(handles=[masked_patch()], loc="upper right", fontsize=MIN_FONT_PT, framealpha=1)
     if annotate is None:
         annotate = w.size <= 64
     if annotate:

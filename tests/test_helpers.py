@@ -290,6 +290,7 @@ def test_heatmap_hatches_masked_cells():
     hatched = [p for p in ax.patches if p.get_hatch() == plots.MASK_HATCH]
     assert len(hatched) == 3, "one hatched patch per masked cell"
     assert len([t for t in ax.texts if t.get_text()]) == 6, "masked cells carry no number"
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == ["masked"], "the hatching has a key"
     plt.close(fig)
 
 

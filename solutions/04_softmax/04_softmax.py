@@ -672,10 +672,14 @@ with ac.student_code("causal_average and scaled_dot_product_attention"):
     averaging = np.broadcast_to(averaging, (4, 4))
     fig, axes = plt.subplots(1, 2, figsize=(8.4, 3.5), layout="constrained")
     plots.attention_heatmap(
-        averaging, tokens, ax=axes[0], allowed=mask4, colorbar=False, title="zero scores: the average of the past"
+        averaging, tokens, ax=axes[0], allowed=mask4, mask_key=False, colorbar=False,
+        title="zero scores: the average of the past",
+    )  # fmt: skip
+    plots.attention_heatmap(
+        weights, tokens, ax=axes[1], allowed=mask4, mask_key=False, title="scores X Xᵀ/√8: self-attention"
     )
-    plots.attention_heatmap(weights, tokens, ax=axes[1], allowed=mask4, title="scores X Xᵀ/√8: self-attention")
     axes[1].set_ylabel("")
+    fig.legend(handles=[plots.masked_patch("masked (blocked)")], loc="outside lower center", frameon=False)
     fig.suptitle("Same mask, same softmax: zero scores weigh the past equally, real scores choose from it")
     plots.show(
         fig,
@@ -739,6 +743,8 @@ class TemperatureView(widgets.View):
         ax1.set_xlabel("key (token attended to)")
         ax1.set_ylabel("query (token attending)")
         self.blocked = plots.draw_masked(ax1, np.tril(np.ones((n_tokens, n_tokens), dtype=bool)))  # shown if causal
+        # the key of the hatching, over the top right cells, which the causal mask blocks (shown if causal)
+        self.mask_key = ax1.legend(handles=[plots.masked_patch()], loc="upper right", fontsize=9, framealpha=1)
         self.title = ax1.set_title(" ")
         fig.colorbar(self.mesh, ax=ax1, fraction=0.046, pad=0.04, label="weight")
         self.bars = ax2.barh(range(n_tokens), np.zeros(n_tokens), color=plots.color("yours"))
@@ -746,10 +752,10 @@ class TemperatureView(widgets.View):
         ax2.set_yticks(range(n_tokens), sentence)
         ax2.invert_yaxis()
         ax2.set_xlim(0, np.log2(n_tokens) + 0.2)
-        ax2.set_xlabel("row entropy in bits (| = largest possible)")
+        ax2.set_xlabel("entropy in bits (| = largest possible)")
         self.entropy_title = ax2.set_title(" ")
-        fig.subplots_adjust(left=0.1, right=0.97, bottom=0.22, top=0.9, wspace=0.5)
-        self.dynamic = [self.mesh, *self.blocked, *self.bars, self.ticks, self.title, self.entropy_title]
+        fig.subplots_adjust(left=0.1, right=0.95, bottom=0.22, top=0.9, wspace=0.5)
+        self.dynamic = [self.mesh, *self.blocked, self.mask_key, *self.bars, self.ticks, self.title, self.entropy_title]
         return fig
 
     def update(self, d_k, temperature, mask):
@@ -762,6 +768,7 @@ class TemperatureView(widgets.View):
         self.mesh.set_array(self.weights.ravel())
         for patch in self.blocked:  # hatched over the mesh: blocked cells never look like a small weight
             patch.set_visible(mask == "causal")
+        self.mask_key.set_visible(mask == "causal")
         for bar, h in zip(self.bars, self.H):
             bar.set_width(h)
         self.ticks.set_xdata(self.H_max)
@@ -773,7 +780,11 @@ class TemperatureView(widgets.View):
             f"{t} → {sentence[j]} {w:.2f}"
             for t, j, w in zip(sentence, self.weights.argmax(axis=1), self.weights.max(axis=1))
         )
-        blocked = " Cells above the diagonal are hatched: blocked by the causal mask." if mask == "causal" else ""
+        blocked = (
+            " Cells above the diagonal are hatched (key: masked): blocked by the causal mask."
+            if mask == "causal"
+            else ""
+        )
         return (
             f"Heatmap of your attention weights on '{' '.join(sentence)}' with d_k = {d_k}, τ = {temperature:.2f}, "
             f"mask {mask}, and a bar chart of each row's entropy: mean {self.H.mean():.2f} bits of at most "

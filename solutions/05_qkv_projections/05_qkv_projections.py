@@ -636,14 +636,11 @@ class QueryView(widgets.View):
     """Scores, weights and output of one token. Built once; update() moves dots, bars and texts."""
 
     def build(self, token, d_k, projections):
-        from matplotlib.collections import LineCollection
-
         n, yours, top = len(sentence), plots.color("yours"), plots.color("highlight")
         fig, axes = plt.subplots(1, 3, figsize=(8.4, 3.6), gridspec_kw={"width_ratios": [1, 0.8, 1]})
-        # scores: dots on stems (no bars on a log axis), the most-weighted key's in orange
-        self.stems = LineCollection(np.zeros((n, 2, 2)), colors=yours, lw=1.5)
-        axes[0].add_collection(self.stems)
-        (self.dots,) = axes[0].plot(np.zeros(n), range(n), "o", color=yours, ms=5)
+        # scores: dots only (on a log axis a bar or a stem from 0 has no length to compare), the most-weighted
+        # key's in orange
+        (self.dots,) = axes[0].plot(np.zeros(n), range(n), "o", color=yours, ms=6)
         (self.top_dot,) = axes[0].plot([0], [0], "o", color=top, ms=7)
         self.itself = axes[0].text(0, 0, "◀ itself", va="center", ha="left", fontsize=9, color=plots.TEXT)
         self.weight_bars = axes[1].barh(range(n), np.zeros(n), color=yours)
@@ -665,7 +662,8 @@ class QueryView(widgets.View):
         axes[0].set_xlim(-reach, 3 * reach)  # room on the right for "◀ itself"
         ticks = [t for t in (-100, -10, -1, 0, 1, 10, 100) if abs(t) <= reach]
         axes[0].set_xticks(ticks, [f"{t:g}".replace("-", "−") for t in ticks])
-        axes[0].axvline(0, color=plots.color("reference"), lw=0.6)
+        axes[0].axvline(0, color=plots.color("reference"), lw=0.6, alpha=0.3)  # a light zero line
+        axes[0].grid(axis="y", color=plots.color("reference"), lw=0.4, alpha=0.15)  # leads the eye from token to dot
         axes[0].set_xlabel("q·k / √d_k (symmetric log)")
         axes[1].set_xlabel("weight")
         axes[1].set_xlim(0, 1)
@@ -685,7 +683,7 @@ class QueryView(widgets.View):
         self.score_title = axes[0].set_title(" ")
         self.suptitle = fig.suptitle(" ")
         fig.subplots_adjust(left=0.14, right=0.98, top=0.8, bottom=0.3, wspace=0.35)
-        self.dynamic = [self.stems, self.dots, self.top_dot, self.itself, *self.weight_bars, *self.output_bars]
+        self.dynamic = [self.dots, self.top_dot, self.itself, *self.weight_bars, *self.output_bars]
         self.dynamic += [*self.value_bars, self.score_title, self.suptitle]
         return fig
 
@@ -698,8 +696,6 @@ class QueryView(widgets.View):
         # a token "favours itself" when its own score is its largest (the two commas tie with each other)
         self.n_self = int(np.sum(S.diagonal() >= S.max(axis=1) - 1e-9))
         rows = np.arange(len(sentence))
-        self.stems.set_segments([[(0, i), (s, i)] for i, s in zip(rows, self.scores)])
-        self.stems.set_colors([plots.color("highlight" if i == self.best else "yours") for i in rows])
         self.dots.set_data(self.scores, rows)
         self.top_dot.set_data([self.scores[self.best]], [self.best])
         self.itself.set_position((max(self.scores[token], 0) * 1.6 + 0.3, token))
@@ -1055,7 +1051,8 @@ with ac.student_code("SelfAttention"):
         ax.axhline(1 / len(ANIMALS), color=plots.color("chance"), ls="--", lw=1)
         ax.set_ylim(0, 1.05)
         ax.set_ylabel("test accuracy")
-    axes[0].text(len(DK_SWEEP) - 1, 1 / len(ANIMALS) + 0.03, "chance", ha="right", color=plots.color("chance"))
+    for ax, right in zip(axes, (len(DK_SWEEP) - 1, len(COLOURS) - 1)):
+        ax.text(right, 1 / len(ANIMALS) + 0.03, "chance", ha="right", color=plots.color("chance"))
     axes[0].set_xticks(range(len(DK_SWEEP)), [str(dk) for dk in DK_SWEEP])
     axes[0].set_xlabel("d_k (rank of W_Q W_Kᵀ at most d_k)")
     axes[0].legend(loc="center right")

@@ -479,7 +479,7 @@ with ac.student_code("multi_head_attention"):
     ax = fig.add_axes([0, 0, 1, 1], xlim=(0, 8.1), ylim=(6.1, 0))
     ax.axis("off")
     middle = 1.5 * CELL_H  # half the height of a 3-row matrix
-    left = draw_matrix(ax, X_flow, 0.65, 0.8, "X (one row per token)", labels=flow_tokens)
+    left = draw_matrix(ax, X_flow, 0.65, 0.8, "X (one row per token)", row=traced, labels=flow_tokens)
     between(ax, left + 0.25, 0.8 + middle, "→")
     left += 0.5
     for M, name in ((Q_flow, "$Q = XW^Q$"), (K_flow, "$K = XW^K$"), (V_flow, "$V = XW^V$")):

@@ -723,9 +723,9 @@ class DepthView(widgets.View):
         right.set_ylim(0.05, 20)
         right.set_ylabel("stream size after the layer (RMS, log)")
         right.legend(loc="upper left")
-        left.set_title("Gradient of each layer's W1")  # depth and configuration: see the controls
-        right.set_title("Size of the stream after each layer")
-        self.dynamic = [*self.lines[0], *self.lines[1]]
+        # the titles state the readout, at the current depth: layer 1's gradient and the last layer's stream size
+        self.titles = [ax.set_title(" ", fontsize=10) for ax in (left, right)]
+        self.dynamic = [*self.lines[0], *self.lines[1], *self.titles]
         return fig
 
     def update(self, depth, config):
@@ -737,6 +737,14 @@ class DepthView(widgets.View):
             reference, chosen = self.lines[index]
             reference.set_data(layers, np.maximum(self.plain[depth][index], self.FLOOR))
             chosen.set_data(layers, np.maximum(self.mine[index], self.FLOOR))
+        (grads, sizes), (plain_grads, plain_sizes) = self.mine, self.plain[depth]
+        plain = config == "plain"  # then the comparison is the curve itself
+        self.titles[0].set_text(
+            f"layer 1's gradient: {grads[0]:.1e}" + ("" if plain else f" (plain: {plain_grads[0]:.1e})")
+        )
+        self.titles[1].set_text(
+            f"stream after layer {depth}: {sizes[-1]:.2f}" + ("" if plain else f" (plain: {plain_sizes[-1]:.2f})")
+        )
 
     def alt(self, depth, config):
         grads, sizes = self.mine

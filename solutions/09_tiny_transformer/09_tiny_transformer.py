@@ -1139,6 +1139,8 @@ class HeadMaps(widgets.View):
         ax.set_xlabel("key position j (digits above the map)")
         ax.set_ylabel("query position i")
         fig.colorbar(self.image, ax=ax, label="attention weight", shrink=0.85)
+        blank = Patch(facecolor="white", edgecolor=plots.MASK_EDGE, label="blank = padding (no weight drawn)")
+        fig.legend(handles=[blank], loc="outside lower center", frameon=False, fontsize=9)
         self.title = ax.set_title(" ")
         self.digits = [ax.text(j, -0.85, "", ha="center", va="center", fontsize=11) for j in range(MAX_LEN)]
         ax.set_ylim(MAX_LEN - 0.5, -1.4)  # room above the map for the digits
@@ -1163,10 +1165,12 @@ class HeadMaps(widgets.View):
 
     def alt(self, block, head, sequence):
         digits = " ".join(t.get_text() for t in self.digits if t.get_text())
+        n_real = sum(bool(t.get_text()) for t in self.digits)
         return (
             f"Attention map of block {block}, head {head} on test sequence {sequence} (digits {digits}): the inner "
             f"queries put {self.shares[0]:.0%} of their weight on the left neighbour and {self.shares[1]:.0%} on the "
             f"right one."
+            + (f" Positions {n_real} to {MAX_LEN - 1} are padding, left blank." if n_real < MAX_LEN else "")
         )
 
 

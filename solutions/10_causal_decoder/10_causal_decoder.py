@@ -264,7 +264,7 @@ with ac.student_code("causal_mask"):
     plots.show(
         ax.figure,
         alt=f"Causal attention weights of the six words of '{' '.join(words)}': every cell above the diagonal "
-        "is masked (hatched); the first word puts all its weight on itself.",
+        "is masked (hatched, as the key at the top right says); the first word puts all its weight on itself.",
         name="10_causal_map",
     )
     print("how far each position's output moves when only word 3 ('on') changes:")
@@ -1515,8 +1515,8 @@ class NextCharacterView(widgets.View):
         ax_a.set_title(f"Block {N_LAYERS}, mean of {N_HEADS} heads: causal attention", loc="left")
         fig.colorbar(self.image, cax=ax_c, label="attention weight")
         legend = [
-            Patch(facecolor=plots.color("masked"), edgecolor="#6E6E6E", hatch=plots.MASK_HATCH, label="masked"),
-            Patch(facecolor="white", edgecolor="#6E6E6E", label="no character"),
+            plots.masked_patch(),
+            Patch(facecolor="white", edgecolor=plots.MASK_EDGE, label="no character"),
         ]
         fig.legend(handles=legend, loc="upper left", bbox_to_anchor=(0.55, 0.53), frameon=False)
         self.used = fig.text(0.56, 0.36, " ", va="top", ha="left", family="DejaVu Sans Mono", fontsize=9)

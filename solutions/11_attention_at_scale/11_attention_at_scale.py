@@ -83,6 +83,7 @@ from matplotlib.collections import LineCollection, PatchCollection
 from matplotlib.colors import ListedColormap, LogNorm
 from matplotlib.patches import Patch, PathPatch, Rectangle
 from matplotlib.path import Path as Outline  # a drawn shape (pathlib's Path is a file path)
+from matplotlib.ticker import FuncFormatter, LogLocator
 from torch.func import functional_call, stack_module_state, vmap
 
 import attention_course as ac
@@ -525,14 +526,14 @@ def masked_runs(entries):
 def hatched(runs):
     """The masked entries as one hatched collection, drawn like plots.draw_masked's cells."""
     return PatchCollection(
-        runs, facecolor=plots.color("masked"), edgecolor="#6E6E6E", hatch=plots.MASK_HATCH, linewidth=0
+        runs, facecolor=plots.color("masked"), edgecolor=plots.MASK_EDGE, hatch=plots.MASK_HATCH, linewidth=0
     )
 
 
 TILE_COLOURS = ListedColormap([plots.color("skipped"), plots.color("masked"), plots.color("yours")])
 TILE_LEGEND = [
     Patch(facecolor=plots.color("skipped"), edgecolor="#6E6E6E", label="skipped tile"),
-    Patch(facecolor=plots.color("masked"), edgecolor="#6E6E6E", hatch=plots.MASK_HATCH, label="computed, masked"),
+    plots.masked_patch("computed, masked"),
     Patch(facecolor=plots.color("yours"), label="computed, used"),
 ]
 
@@ -1065,16 +1066,14 @@ print(
 )
 
 fig, (ax_n, ax_m) = plt.subplots(2, 1, figsize=(8, 7.6), layout="constrained")
-for M, marker, style in zip(M_IO, "os^Dv", ("-", "--", "-.", ":", (0, (6, 2, 1, 2, 1, 2)))):
-    ax_n.loglog(
-        N_IO,
-        [traffic[N, M] for N in N_IO],
-        marker=marker,
-        ls=style,
-        color=plots.color("tiled"),
-        label=f"tiled, M = {M:,}",
-    )
-ax_n.loglog(N_IO, [plain_traffic[N] for N in N_IO], "x-", color=plots.color("plain"), lw=2, label="plain attention")
+styles = ("-", "--", "-.", ":", (0, (6, 2, 1, 2, 1, 2)))
+for M, marker, style, shade in zip(M_IO, "os^Dv", styles, plots.shades("tiled", len(M_IO))):  # light: small M
+    ax_n.loglog(N_IO, [traffic[N, M] for N in N_IO], marker=marker, ls=style, color=shade, label=f"tiled, M = {M:,}")
+# plain attention under the tiled lines, thick and in its own colour: it runs close to M = 12,288's
+ax_n.loglog(
+    N_IO, [plain_traffic[N] for N in N_IO], "x-", color=plots.color("plain"), lw=3, ms=9, zorder=1.5,
+    label="plain attention",
+)  # fmt: skip
 ax_n.set_xticks(N_IO, [str(N) for N in N_IO])
 ax_n.minorticks_off()
 ax_n.set_xlabel("sequence length N")
@@ -1091,6 +1090,10 @@ ax_m.loglog(M_fine, exact, "--", color=plots.color("reference"), lw=1, label="2N
 ax_m.axhline(plain_traffic[N], color=plots.color("plain"), lw=2, label="plain attention")
 ax_m.set_xticks(M_IO, [f"{M:,}" for M in M_IO])
 ax_m.minorticks_off()
+# labelled ticks at 1, 2, 3 and 5 of every power of ten, with light grid lines, to read the values off
+ax_m.yaxis.set_major_locator(LogLocator(base=10, subs=(1, 2, 3, 5)))
+ax_m.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:,.0f}"))
+ax_m.grid(axis="y", color=plots.color("chance"), lw=0.5, alpha=0.3)
 ax_m.set_xlabel("fast memory M (numbers)")
 ax_m.set_ylabel("numbers moved (log)")
 ax_m.set_title(
@@ -1100,8 +1103,8 @@ ax_m.legend(loc="upper right")
 plots.show(
     fig,
     alt=f"Two log-log plots of the numbers moved between slow and fast memory for one head of d = {D_IO}. Top: "
-    f"against N from {N_IO[0]} to {N_IO[-1]}; every line rises with slope about 2; the tiled loop's lines sit lower "
-    f"the larger the fast memory M; plain attention's line does not depend on M. Bottom: at N = {N}, the tiled "
+    f"against N from {N_IO[0]} to {N_IO[-1]}; every line rises with slope about 2; the tiled loop's lines, light to dark "
+    f"blue as the fast memory M grows, sit lower the larger M; plain attention's line does not depend on M. Bottom: at N = {N}, the tiled "
     f"loop's traffic against M falls with slope {slope_M:.2f}, on the line 2Nd + 12 N²d²/M, crosses below plain "
     f"attention's from M = {fewer_from:,} on, and is {share_at_largest:.2f} of it at M = {M_IO[-1]:,}.",
     name="11_io",
