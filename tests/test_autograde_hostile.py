@@ -8,7 +8,6 @@ is graded on its own). The slow batch (tests/test_grading.py) runs a few of thes
 import copy
 import hashlib
 import json
-import random
 from types import SimpleNamespace
 
 import nbformat
@@ -175,18 +174,3 @@ def test_an_honest_nbformat3_notebook_is_converted_and_graded():
     answer = next(c for c in nb.cells if (c.metadata.get("nbgrader") or {}).get("grade_id") == "quiz-rnn-state-size")
     assert answer.source == "q1_answer = 64"
     assert "could not be converted" in reason(json.dumps({"nbformat": 3, "worksheets": [{"cells": 5}]}).encode())
-
-
-def seeded_mutants(count):
-    """Mutants for the slow batch: the same mutations, from fixed seeds, each one that survives repair
-    as a notebook (so that its kernel runs)."""
-    made, seed = [], 0
-    while len(made) < count:
-        raw = mutate(RELEASED_JSON, random.Random(seed), 2)
-        seed += 1
-        try:
-            repairs.repair(raw, RELEASED)
-        except repairs.Broken:
-            continue
-        made.append(raw)
-    return made

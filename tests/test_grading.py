@@ -2,9 +2,10 @@
 would run it: no gradebook yet, one batch of lesson 01 with honest students and a submission for
 every hostile route and file kind the grader knows (tampering by every route the integrity guard
 defeats or flags, vandalising the gradebook or the course, reading solutions/, a daemon, memory in
-shared mappings and children, a full scratch folder, hostile JSON, nbformat 3, seeded mutants of the
-release, Unicode and LMS names, same-name twins, hidden files, another lesson's notebooks, a
-resubmission). The canary grades the lesson's own answers first.
+shared mappings and children, a full scratch folder, hostile JSON, nbformat 3 (random mutants of the
+release are in tests/test_autograde_hostile.py, beside an honest control), Unicode and LMS names,
+same-name twins, hidden files, another lesson's notebooks, a resubmission). The canary grades the
+lesson's own answers first.
 
 The batch is first killed with kill -9 half-way, then run again (it must resume), then once more
 (nothing to grade), then again after hand grading (the hand-given points survive). Then: honest
@@ -29,7 +30,6 @@ import nbformat
 import pytest
 from harness import ROOT, copy_course, grade_id, read, solution_path
 from nbgrader.api import Gradebook
-from test_autograde_hostile import seeded_mutants
 
 from autograde.cells import is_manual, is_solution, is_test, points, with_answers
 
@@ -269,8 +269,6 @@ for sub in ['notebooks/{LESSON}', 'solutions/{LESSON}', 'autograde', 'grading']:
         "u1f642", json.dumps({"nbformat": 3, "worksheets": [{"cells": 7}]}), "failed", name=f"🙂_{STAMP}_{LESSON}.ipynb"
     )
     subs[f".ghost_{STAMP}_{LESSON}.ipynb"] = nbformat.writes(answered(course))
-    for n, raw in enumerate(seeded_mutants(2), 1):
-        add(f"mutant{n}", raw, "mutant")
     add("resub", answered(course, set()), "resubmitted", name=f"resub_attempt_2026-11-20-09-00-00_{LESSON}.ipynb")
     subs[f"resub_attempt_2026-11-20-11-00-00_{LESSON}.ipynb"] = answered(course)
     add("osexit", with_answer(course, "quiz-why-fade", "import os\nos._exit(0)"), "failed")

@@ -67,6 +67,10 @@ def test_solution_runs_clean(solved, record_property):
         if c.cell_type == "code" and (errors(c.outputs) or stderr(c.outputs))
     ]
     assert not problems, "\n".join(problems)
+    shown = [
+        grade_id(c) for c in solved.nb.cells if is_test(c) and any(o.output_type == "execute_result" for o in c.outputs)
+    ]
+    assert not shown, f"test cells that show a value (nbgrader would give partial credit): {shown}"
 
 
 @pytest.mark.parametrize("lesson", lesson_params())

@@ -1,5 +1,6 @@
 """nbgrader end to end on a temporary copy of the course: release every lesson (once per test worker), check
-the committed student notebooks are that release, then autograde a fully answered submission of each lesson.
+the committed student notebooks are that release, check that what `nbgrader autograde` would run for a fully
+answered submission is the solution notebook, cell for cell, and autograde one for real where it matters.
 
 What the other submissions would show is checked more cheaply elsewhere: a blank notebook scores 0 because
 every test cell of the unanswered student notebook fails (tests/test_lessons.py); partial and hostile
@@ -11,7 +12,18 @@ import sys
 import nbformat
 import pytest
 from conftest import lesson_params
-from harness import LESSONS, ROOT, copy_course, exercises, grade_id, nbgrader_meta, read, solution_path, student_path
+from harness import (
+    LESSONS,
+    ROOT,
+    copy_course,
+    exercises,
+    grade_id,
+    is_answer,
+    nbgrader_meta,
+    read,
+    solution_path,
+    student_path,
+)
 from nbgrader.api import Gradebook
 
 from course_dev.course import submission
@@ -52,8 +64,36 @@ def test_committed_notebooks_are_the_release(released):
     assert not extra, f"files in notebooks/{lesson} that the release does not produce: {extra}"
 
 
-@pytest.mark.slow
+# Graded by stock nbgrader for real: the lesson the grading tests use, and the two that read a data file from the
+# notebook's folder (which a submission folder may lack). For every lesson, the test above it shows that autograde
+# would run the solution notebook itself, which tests/test_lessons.py runs clean.
+GRADED_END_TO_END = ["01_why_attention", "10_causal_decoder", "11_attention_at_scale"]
+
+
+def gradebook(course):
+    return Gradebook(f"sqlite:///{course}/grading/gradebook.db")  # STATE in nbgrader_config.py
+
+
 @pytest.mark.parametrize("lesson", lesson_params())
+def test_autograde_would_run_the_solution_cell_for_cell(released):
+    """The released notebook with every answer filled in from the solution, its locked and test cells put back
+    from the gradebook as nbgrader's autograde does (hidden tests included), has the solution's code cells, in
+    order and to the letter. The solution runs clean with no number shown by a test cell (tests/test_lessons.py),
+    so every test cell would score in full."""
+    course, lesson = released
+    solution = read(solution_path(lesson))
+    nb = submission(lesson, {grade_id(c) for c in solution.cells if nbgrader_meta(c).get("solution")})
+    with gradebook(course) as gb:
+        for cell in nb.cells:
+            meta = nbgrader_meta(cell)
+            if (meta.get("locked") or meta.get("grade")) and not is_answer(cell):
+                cell.source = gb.find_source_cell(grade_id(cell), lesson, lesson).source
+    code = [c.source for c in nb.cells if c.cell_type == "code"]
+    assert code == [c.source for c in solution.cells if c.cell_type == "code"]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("lesson", [p for p in lesson_params() if p.values[0] in GRADED_END_TO_END])
 def test_autograde_gives_the_solution_full_marks(released):
     """The released notebook with every answer (code and free text) filled in from the solution, graded by
     stock `nbgrader autograde` (hidden tests restored, nbgrader's timeouts): every test cell scores in full."""
@@ -69,7 +109,7 @@ def test_autograde_gives_the_solution_full_marks(released):
     assert result.returncode == 0, result.stderr[-3000:]
 
     points = {grade_id(t): p for _, t, p in exercises(nb)}
-    with Gradebook(f"sqlite:///{course}/grading/gradebook.db") as gb:  # STATE in nbgrader_config.py
+    with gradebook(course) as gb:
         scores = {
             g.name: g.auto_score
             for n in gb.find_submission(lesson, "full").notebooks
