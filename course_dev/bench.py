@@ -533,6 +533,18 @@ def table_rows(results):
             measured = f"median {entry['median_ms']:.0f} ms, p90 {entry['p90_ms']:.0f} ms"
             rows.append(("widgets", item, measured, budget, status))
     for entry in (results.get("paint") or {}).get("explorers", []):
+        if "failed" in entry:
+            item = f"{entry['lesson']} #{entry['explorer']}, typed change → image painted (Chromium)"
+            rows.append(
+                (
+                    "paint",
+                    item,
+                    f"no new image: {entry['failed'][:60]}",
+                    f"median ≤ {PAINT_MEDIAN_MS:.0f} ms",
+                    "ERROR ✗",
+                )
+            )
+            continue
         rows.append(
             (
                 "paint",
