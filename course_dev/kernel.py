@@ -6,6 +6,7 @@ with LiveKernel(path) as kernel:
     value = kernel.value("len(x)")       # an expression's repr, read back as a Python value
 """
 
+import os
 import subprocess
 import time
 from pathlib import Path
@@ -36,8 +37,9 @@ class LiveKernel:
     """Run a notebook's cells in one kernel (started with the first `python` on PATH, as nbgrader's are) and keep
     the kernel for more code afterwards. `quiet` sends the kernel's own stderr (library warnings) to /dev/null."""
 
-    def __init__(self, path, timeout=120, quiet=False):
+    def __init__(self, path, timeout=120, quiet=False, env=None):
         self.path = Path(path)
+        self.env = env  # extra environment variables for the kernel (e.g. another PyTorch CPU code path)
         self.nb = nbformat.read(str(self.path), as_version=4)
         self.client = NotebookClient(
             self.nb,
@@ -50,7 +52,10 @@ class LiveKernel:
         self.cell_seconds = []
 
     def __enter__(self):
-        self._setup = self.client.setup_kernel(**({"stderr": subprocess.DEVNULL} if self.quiet else {}))
+        options = {"stderr": subprocess.DEVNULL} if self.quiet else {}
+        if self.env:
+            options["env"] = {**os.environ, **self.env}
+        self._setup = self.client.setup_kernel(**options)
         self._setup.__enter__()
         return self
 
