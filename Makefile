@@ -1,6 +1,7 @@
 # Attention, from the dot product up.
 #   make lab   set up .venv on first use, then open JupyterLab on the student notebooks (notebooks/)
 #   make test  the same set-up, then the whole test suite (make test-fast: the everyday tier)
+#   make validate NB=<notebook> / make run NB=<notebook>   a lesson's checks, or the whole notebook, headless
 SHELL := /bin/bash
 PYTHON ?= python3
 VENV := .venv
@@ -44,6 +45,15 @@ test: $(STAMP) browser-deps
 # the class grading batch, the unanswered student notebooks).
 test-fast: $(STAMP)
 	$(BIN)/python -m pytest -m "not slow" $(PYTEST_ARGS)
+
+# Students working from this folder, as in the student bundle: run a notebook headless and save its outputs into it,
+# or run its checks like the Validate button (make run NB=notebooks/02_dot_product/02_dot_product.ipynb).
+.PHONY: run validate
+run: $(STAMP)
+	$(BIN)/jupyter nbconvert --to notebook --execute --allow-errors --inplace $(NB)
+
+validate: $(STAMP)
+	$(BIN)/nbgrader validate $(NB)
 
 # Build each solution notebook from its text source, then regenerate notebooks/ with nbgrader generate_assignment.
 release: $(STAMP)

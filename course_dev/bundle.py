@@ -2,10 +2,11 @@
 
     python -m course_dev.bundle dist/student-bundle      -> that folder and dist/student-bundle.zip
 
-Contents: notebooks/, the helper package, pyproject.toml, a student Makefile and README (tools/student/), and
-requirements.txt / environment.yml with the course's runtime packages only (`STUDENT_PACKAGES`), at the
-course's pins. Never: solutions/, tests/, autograde/ (gradebook, submissions), course_dev/, tools/, and none
-of the instructor's or developer's tools (jupyterhub, pytest, playwright, ruff, a database driver).
+Contents: notebooks/, the helper package, pyproject.toml, a student Makefile, README and nbgrader_config.py
+(tools/student/), and requirements.txt / environment.yml with the course's runtime packages only
+(`STUDENT_PACKAGES`), at the course's pins. Never: solutions/, tests/, autograde/ (gradebook, submissions),
+course_dev/, tools/, and none of the instructor's or developer's tools (jupyterhub, pytest, playwright, ruff,
+a database driver).
 """
 
 import re
@@ -62,7 +63,8 @@ def build(dest):
     for pins in ("requirements.txt", "environment.yml"):
         note = "# The student copy (course_dev/bundle.py): the course's runtime packages only, at its pins.\n"
         (dest / pins).write_text(note + only_runtime((ROOT / pins).read_text()))
-    shutil.copy(ROOT / "tools" / "student" / "Makefile", dest / "Makefile")
+    for name in ("Makefile", "nbgrader_config.py"):  # Validate's settings: the cell timeout, warnings
+        shutil.copy(ROOT / "tools" / "student" / name, dest / name)
     shutil.copy(ROOT / "tools" / "student" / "README.md", dest / "README.md")
     archive = shutil.make_archive(str(dest), "zip", root_dir=dest.parent, base_dir=dest.name)
     return dest, Path(archive)

@@ -92,6 +92,8 @@ def nbgrader_config(name):
         # The demo servers share one Unix user: every submission is owned by it, and nbgrader's owner check
         # would call each one a cheating attempt. With system accounts or containers, leave it on.
         "c.ExchangeCollect.check_owner = False",
+        # Validate's settings (cell timeout, warnings), the same as the student bundle's and the course's
+        f"load_subconfig({str(COURSE_ROOT / 'tools' / 'student' / 'nbgrader_config.py')!r})",
     ]
     if name in INSTRUCTORS:
         lines.append(f"load_subconfig({str(COURSE_ROOT / 'nbgrader_config.py')!r})")
@@ -115,7 +117,10 @@ def shell_setup(name):
     instructors the course folder, where `make grade …` and `make lms …` run."""
     lines = ["[ -f /etc/bash.bashrc ] && . /etc/bash.bashrc", f'export PATH="{BIN}:$PATH"']
     if name in INSTRUCTORS:
-        lines.append(f'case "$PWD/" in "{COURSE_ROOT}/"*) ;; *) cd "{COURSE_ROOT}" ;; esac')
+        # A terminal opened in a folder of the course stays there; anywhere else, the instructor's home included
+        # (under the hub's state folder, which by default is inside the course), it starts in the course folder.
+        course = f'cd "{COURSE_ROOT}"'
+        lines.append(f'case "$PWD/" in "{STATE}/"*) {course} ;; "{COURSE_ROOT}/"*) ;; *) {course} ;; esac')
     return "# Written by hub/jupyterhub_config.py at every start of this server.\n" + "\n".join(lines) + "\n"
 
 

@@ -277,11 +277,12 @@ def test_the_image_is_built_from_the_course_pins():
     assert (ROOT / "requirements.txt").is_file() and "jupyterhub==" in (ROOT / "requirements.txt").read_text()
 
 
-def load_hub_config(tmp_path, course_root):
-    """hub/jupyterhub_config.py as JupyterHub reads it, with its state in tmp_path; returns its namespace."""
+def load_hub_config(tmp_path, course_root, state=None):
+    """hub/jupyterhub_config.py as JupyterHub reads it, with its state in `state` (default tmp_path/state);
+    returns its namespace."""
     from traitlets.config import Config
 
-    env = {"HUB_STATE": str(tmp_path / "state"), "HUB_COURSE_ROOT": str(course_root)}
+    env = {"HUB_STATE": str(state or tmp_path / "state"), "HUB_COURSE_ROOT": str(course_root)}
     old = {k: os.environ.get(k) for k in env}
     os.environ.update(env)
     try:
@@ -325,6 +326,30 @@ def test_hub_sets_up_each_users_server(tmp_path):
         text=True,
     )
     assert bash.stdout.split()[:2] == [str(tmp_path / "course"), str(config["BIN"] / "python")], bash.stdout
+
+
+def test_instructor_terminal_starts_in_the_course_with_the_default_state_folder(tmp_path):
+    """With the default state folder (.hub/ inside the course), the instructor's home is inside the course too:
+    a terminal opened there still starts in the course folder, where `make grade …` runs as typed."""
+    from types import SimpleNamespace
+
+    course = tmp_path / "course"
+    (course / "autograde").mkdir(parents=True)
+    config = load_hub_config(tmp_path, course, state=course / ".hub")
+    home = course / ".hub" / "home" / "instructor"
+    spawner = SimpleNamespace(
+        user=SimpleNamespace(name="instructor"), home_dir=str(home), environment={}, notebook_dir=""
+    )
+    config["prepare_home"](spawner)
+    for start, expected in ((home, course), (course / "autograde", course / "autograde"), (tmp_path, course)):
+        bash = subprocess.run(
+            ["bash", "--rcfile", str(home / ".course_shell"), "-i", "-c", "pwd"],
+            cwd=start,
+            env={"PATH": "/usr/bin:/bin", "HOME": str(home)},
+            capture_output=True,
+            text=True,
+        )
+        assert bash.stdout.split()[:1] == [str(expected)], f"a terminal opened in {start}: {bash.stdout}"
 
 
 def test_make_grade_finds_the_demo_hubs_exchange(tmp_path):

@@ -28,6 +28,8 @@ HOW = {
     "make lab": DRY,
     "make test": DRY,
     "make release": RUN,
+    f"make validate NB=notebooks/{LESSON}/{LESSON}.ipynb": RUN,
+    f"make run NB=notebooks/{LESSON}/{LESSON}.ipynb": DRY,  # the bundle's same recipe runs for real in test_bundle
     "make student-bundle": RUN,
     f"make grade LESSON={LESSON} SUBMISSIONS=~/Downloads/{LESSON}": RUN,
     f"make grade LESSON={LESSON} SUBMISSIONS=exchange": DRY,
