@@ -29,9 +29,10 @@ $(STAMP): requirements.txt pyproject.toml
 # A notebook saved as HTML (File > Save and Export Notebook As > HTML) carries its maths as MathML: it renders offline.
 LAB_FLAGS := --HTMLExporter.preprocessors=attention_course.offline_maths.MathML $(ROOT_FLAG)
 
-# Students: JupyterLab on the lessons (notebooks/), nothing else of the repository in view.
+# Students: JupyterLab on the lessons (notebooks/), nothing else of the repository in view; the Assignment List and
+# Validate but not the instructor's nbgrader tools (tools/student/labconfig), no news pop-up.
 lab: $(STAMP)
-	$(BIN)/jupyter lab --ServerApp.root_dir=notebooks $(LAB_FLAGS)
+	JUPYTER_CONFIG_PATH=$(CURDIR)/tools/student $(BIN)/jupyter lab --ServerApp.root_dir=notebooks --LabApp.news_url=None $(LAB_FLAGS)
 
 # Instructors: JupyterLab on the whole course, opening nbgrader's formgrader (it needs the course root in view).
 .PHONY: formgrader lms

@@ -65,6 +65,7 @@ def build(dest):
         (dest / pins).write_text(note + only_runtime((ROOT / pins).read_text()))
     for name in ("Makefile", "nbgrader_config.py"):  # Validate's settings: the cell timeout, warnings
         shutil.copy(ROOT / "tools" / "student" / name, dest / name)
+    shutil.copytree(ROOT / "tools" / "student" / "labconfig", dest / "labconfig")  # no instructor tools in JupyterLab
     shutil.copy(ROOT / "tools" / "student" / "README.md", dest / "README.md")
     archive = shutil.make_archive(str(dest), "zip", root_dir=dest.parent, base_dir=dest.name)
     return dest, Path(archive)

@@ -30,6 +30,7 @@ REPO = Path(__file__).resolve().parents[1]
 CLASS = tomllib.loads((REPO / "hub" / "class.toml").read_text())
 STATE = Path(os.environ.get("HUB_STATE", REPO / ".hub")).resolve()
 COURSE_ROOT = Path(os.environ.get("HUB_COURSE_ROOT", REPO)).resolve()
+STUDENT_TOOLS = REPO / "tools" / "student"  # Validate's settings and the student's JupyterLab page settings
 EXCHANGE = STATE / "exchange"
 BIN = Path(sys.executable).parent  # the course's venv: the same packages for the hub and every user
 INSTRUCTORS, STUDENTS = set(CLASS["instructors"]), set(CLASS["students"])
@@ -93,7 +94,7 @@ def nbgrader_config(name):
         # would call each one a cheating attempt. With system accounts or containers, leave it on.
         "c.ExchangeCollect.check_owner = False",
         # Validate's settings (cell timeout, warnings), the same as the student bundle's and the course's
-        f"load_subconfig({str(COURSE_ROOT / 'tools' / 'student' / 'nbgrader_config.py')!r})",
+        f"load_subconfig({str(STUDENT_TOOLS / 'nbgrader_config.py')!r})",
     ]
     if name in INSTRUCTORS:
         lines.append(f"load_subconfig({str(COURSE_ROOT / 'nbgrader_config.py')!r})")
@@ -109,6 +110,7 @@ def server_config(home):
         "c = get_config()  # noqa: F821\n"
         f"c.ServerApp.terminado_settings = {{'shell_command': {shell!r}}}\n"
         "c.HTMLExporter.preprocessors = ['attention_course.offline_maths.MathML']\n"
+        "c.LabApp.news_url = None  # no pop-up asking to fetch JupyterLab's news\n"
     )
 
 
@@ -151,8 +153,13 @@ def prepare_home(spawner):
         if os.environ.get("ATTENTION_COURSE_DB"):
             extra["ATTENTION_COURSE_DB"] = os.environ["ATTENTION_COURSE_DB"]
         spawner.environment = dict(spawner.environment, **extra)
-    elif not (home / "START_HERE.md").exists():
-        (home / "START_HERE.md").write_text(START_HERE)  # an empty home says where the lessons are
+    else:
+        # Students see the Assignment List and Validate, not the instructor's tools (Create Assignment, the
+        # formgrader, the course list): the same JupyterLab page settings as `make lab` and the student bundle.
+        shutil.copytree(STUDENT_TOOLS / "labconfig", home / ".jupyter" / "labconfig", dirs_exist_ok=True)
+        if not (home / "START_HERE.md").exists():  # a new student's empty home says where the lessons are,
+            (home / "START_HERE.md").write_text(START_HERE)  # and their first JupyterLab opens it
+            spawner.default_url = "/lab/tree/START_HERE.md"
 
 
 c.Spawner.pre_spawn_hook = prepare_home

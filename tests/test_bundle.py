@@ -1,5 +1,6 @@
 """The student bundle holds what a student needs and no solution or hidden test."""
 
+import json
 import re
 import zipfile
 
@@ -48,6 +49,8 @@ def test_bundle_contents(bundle):
     assert not names & {"solutions", "tests", "autograde", "tools", "course_dev"}
     config = (folder / "nbgrader_config.py").read_text()
     assert "Execute.timeout" in config and "solutions" not in config, "Validate settings only"
+    hidden = json.loads((folder / "labconfig" / "page_config.json").read_text())["disabledExtensions"]
+    assert hidden.get("@jupyter/nbgrader:create-assignment") and hidden.get("@jupyter/nbgrader:formgrader")
     assert not list(folder.rglob("*.db")), "a gradebook leaked into the bundle"
     for lesson in LESSONS:
         assert (folder / "notebooks" / lesson / f"{lesson}.ipynb").is_file()

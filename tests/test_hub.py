@@ -6,6 +6,7 @@ student fetches feedback that shows their own score and no hidden test. Against 
 import contextlib
 import csv
 import html
+import json
 import os
 import re
 import shutil
@@ -304,7 +305,11 @@ def test_hub_sets_up_each_users_server(tmp_path):
     config = load_hub_config(tmp_path, tmp_path / "course")
     for name in ("instructor", "ada"):
         spawner = SimpleNamespace(
-            user=SimpleNamespace(name=name), home_dir=str(tmp_path / name), environment={}, notebook_dir=""
+            user=SimpleNamespace(name=name),
+            home_dir=str(tmp_path / name),
+            environment={},
+            notebook_dir="",
+            default_url="",
         )
         config["prepare_home"](spawner)
         home = tmp_path / name
@@ -317,6 +322,11 @@ def test_hub_sets_up_each_users_server(tmp_path):
         server = (home / ".jupyter" / "jupyter_server_config.py").read_text()
         assert "--rcfile" in server and "offline_maths.MathML" in server
         assert (home / "START_HERE.md").exists() == (name == "ada")
+        assert "news_url = None" in server, "no pop-up asking about JupyterLab's news"
+        labconfig = home / ".jupyter" / "labconfig" / "page_config.json"
+        hidden = json.loads(labconfig.read_text())["disabledExtensions"] if labconfig.exists() else {}
+        assert bool(hidden.get("@jupyter/nbgrader:create-assignment")) == (name == "ada"), "no instructor tools"
+        assert (spawner.default_url == "/lab/tree/START_HERE.md") == (name == "ada"), "a student's first page"
     assert "Assignment List" in (tmp_path / "ada" / "START_HERE.md").read_text()
     bash = subprocess.run(
         ["bash", "--rcfile", str(tmp_path / "instructor" / ".course_shell"), "-i", "-c", "pwd; command -v python"],
