@@ -7,12 +7,13 @@
 The roster is the course's one roster, the same file as the grading command's `--roster` (roster.py,
 autograde/roster-example.csv): student_id,name,email,lms_id,sis_user_id,sis_login_id,section.
 Points are autograded plus hand-given points of each lesson's latest graded submission; a lesson a student
-did not submit counts 0 and is reported.
+did not submit, or that was collected and not graded yet, counts 0 and is reported by lesson.
 """
 
 import argparse
 import csv
 import sys
+from pathlib import Path
 
 from nbgrader.api import Gradebook, MissingEntry
 
@@ -83,14 +84,33 @@ def moodle_rows(people, maximum, points):
     return rows
 
 
-def export(kind, roster_path, out_path, db_url):
-    """Write the CSV; return the students of the roster with no submission of some lesson."""
+def export(kind, roster_path, out_path, db_url, submitted=None):
+    """Write the CSV; return what was counted 0: {lesson: {"no submission" or "collected, not graded yet": [ids]}}
+    (collected = in the course's `submitted` folder, nbgrader's collect step, without a grade in the gradebook)."""
     people = roster.read(roster_path)
     maximum, points = lesson_points(db_url)
     rows = (canvas_rows if kind == "canvas" else moodle_rows)(people, maximum, points)
     with open(out_path, "w", newline="", encoding="utf-8") as handle:
         csv.writer(handle).writerows([safe_cell(cell) for cell in row] for row in rows)
-    return sorted({p["student_id"] for p in people for n in maximum if (p["student_id"], n) not in points})
+    gaps = {}
+    for lesson in maximum:
+        for student in sorted(p["student_id"] for p in people if (p["student_id"], lesson) not in points):
+            collected = submitted is not None and (Path(submitted) / student / lesson).is_dir()
+            why = "collected, not graded yet" if collected else "no submission"
+            gaps.setdefault(lesson, {}).setdefault(why, []).append(student)
+    return gaps
+
+
+def describe_gaps(gaps):
+    """One line per lesson with a student counted 0, in the instructor's terms, and what to do about it."""
+    lines = []
+    for lesson, kinds in gaps.items():
+        for why, students in kinds.items():
+            line = f"  {lesson}: {why} from {', '.join(students)}"
+            if why != "no submission":
+                line += f" (grade it: make grade LESSON={lesson} SUBMISSIONS=exchange, then make lms again)"
+            lines.append(line)
+    return "\n".join(["counted 0:", *lines]) if lines else ""
 
 
 def main(argv=None):
@@ -103,12 +123,11 @@ def main(argv=None):
         "--root", default=str(default_root()), help="course root (default: the current folder if it is a course)"
     )
     args = parser.parse_args(argv)
-    db_url = args.db_url or Course(args.root).db_url
-    missing = export(args.kind, args.roster, args.out, db_url)
-    print(
-        f"wrote {args.out} ({args.kind})"
-        + (f"; no submission of some lesson (counted 0): {', '.join(missing)}" if missing else "")
-    )
+    course = Course(args.root)
+    gaps = export(args.kind, args.roster, args.out, args.db_url or course.db_url, course.submitted)
+    print(f"wrote {args.out} ({args.kind})")
+    if gaps:
+        print(describe_gaps(gaps))
 
 
 if __name__ == "__main__":

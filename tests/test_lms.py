@@ -57,7 +57,16 @@ def test_canvas_gradebook_csv(gradebook, tmp_path):
     assert rows[1][0] == "Points Possible" and rows[1][5:7] == ["5", "4"]
     assert rows[2] == ["Ada Lovelace", "101", "S1", "ada", "Mon", "3.5", "4", "7.5"]
     assert rows[3] == ["Alan Turing", "102", "S2", "alan", "Tue", "2", "0", "2"]
-    assert missing == ["alan"], "a lesson without a submission is reported (and counted 0)"
+    assert missing == {"02_dot_product": {"no submission": ["alan"]}}, "a lesson without a submission is reported"
+
+
+def test_lms_names_the_lesson_and_tells_collected_from_missing(gradebook, tmp_path):
+    url, roster = gradebook
+    (tmp_path / "submitted" / "alan" / "02_dot_product").mkdir(parents=True)  # collected, never autograded
+    gaps = lms.export("canvas", roster, tmp_path / "canvas.csv", url, submitted=tmp_path / "submitted")
+    assert gaps == {"02_dot_product": {"collected, not graded yet": ["alan"]}}
+    said = lms.describe_gaps(gaps)
+    assert "02_dot_product: collected, not graded yet from alan" in said and "make grade LESSON=02_dot_product" in said
 
 
 def test_moodle_grade_import_csv(gradebook, tmp_path):
@@ -92,7 +101,7 @@ def test_one_roster_for_grading_and_export(gradebook, tmp_path):
     old = tmp_path / "old.csv"
     old.write_text("full_name,id\nAda Lovelace,ada\n")
     assert [(p["student_id"], p["name"]) for p in roster.read(old)] == [("ada", "Ada Lovelace")]
-    assert lms.export("moodle", old, tmp_path / "moodle.csv", url) == []
+    assert lms.export("moodle", old, tmp_path / "moodle.csv", url) == {}
     assert read(tmp_path / "moodle.csv")[1][:3] == ["Ada", "Lovelace", "ada"]
 
 
