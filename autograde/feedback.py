@@ -57,7 +57,7 @@ class HideHiddenTests(ClearHiddenTests):
 
 
 HEADING = re.compile(r"^\s*#{1,6}\s+(.+?)\s*$")
-QUESTION = re.compile(r"^\s*\*\*(.+?)\*\*")
+QUESTION = re.compile(r"^\s*\*\*((?:Q\d+|Exercise\s+\d+\.\d+)\b.*?)\*\*")  # a quiz or exercise label, not any bold line
 POINTS = re.compile(r"\s*\((\d+(\.\d+)?\s+points?|graded by hand)[^)]*\)\s*|[.:]\s*$")
 
 

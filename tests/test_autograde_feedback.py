@@ -1,0 +1,23 @@
+"""The feedback page's question labels (autograde/feedback.py NameQuestions): every graded cell of every lesson is
+named after its exercise or quiz question, never after another bold line of the lesson's text."""
+
+import re
+
+import pytest
+from conftest import lesson_params
+from harness import is_test, nbgrader_meta, read, solution_path
+
+from autograde.feedback import NameQuestions, question_title
+
+
+def test_question_title_drops_points():
+    assert question_title("Exercise 1.1 — one RNN step (2 points)") == "Exercise 1.1 — one RNN step"
+    assert question_title("Q3 (1 point).") == "Q3"
+
+
+@pytest.mark.parametrize("lesson", lesson_params())
+def test_every_graded_cell_is_named_after_its_exercise_or_question(lesson):
+    nb, _ = NameQuestions().preprocess(read(solution_path(lesson)), {})
+    titles = {nbgrader_meta(c)["grade_id"]: nbgrader_meta(c)["title"] for c in nb.cells if is_test(c)}
+    wrong = {gid: t for gid, t in titles.items() if not re.match(r"(Exercise \d+\.\d+|Q\d+)\b", t)}
+    assert titles and not wrong, wrong
