@@ -93,6 +93,7 @@ def nbgrader_config(name):
         # The demo servers share one Unix user: every submission is owned by it, and nbgrader's owner check
         # would call each one a cheating attempt. With system accounts or containers, leave it on.
         "c.ExchangeCollect.check_owner = False",
+        "c.ExchangeFactory.submit = 'autograde.exchange.SubmitWithoutCheckpoints'  # no checkpoint logged as EXTRA",
         # Validate's settings (cell timeout, warnings), the same as the student bundle's and the course's
         f"load_subconfig({str(STUDENT_TOOLS / 'nbgrader_config.py')!r})",
     ]

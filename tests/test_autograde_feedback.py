@@ -33,3 +33,12 @@ def test_check_messages_agree_with_any_subject():
     assert not re.findall(r"\{what\} (?:contains|is|has|does|was)\b", helpers)
     lessons = "\n".join(p.read_text() for p in sorted((ROOT / "solutions").glob("*/[0-9][0-9]_*.py")))
     assert not re.findall(r"\{\w+\} (?:contains NaN|is not right)", lessons)
+
+
+def test_submit_does_not_count_checkpoints_as_extra_notebooks(tmp_path):
+    from autograde.exchange import submitted_notebooks
+
+    (tmp_path / ".ipynb_checkpoints").mkdir()
+    for name in ("01_why_attention.ipynb", ".ipynb_checkpoints/01_why_attention-checkpoint.ipynb"):
+        (tmp_path / name).write_text("{}")
+    assert submitted_notebooks(tmp_path) == {"01_why_attention.ipynb"}
