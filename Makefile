@@ -51,7 +51,7 @@ test-fast: $(STAMP)
 # or run its checks like the Validate button (make run NB=notebooks/02_dot_product/02_dot_product.ipynb).
 .PHONY: run validate
 run: $(STAMP)
-	$(BIN)/jupyter nbconvert --to notebook --execute --allow-errors --inplace $(NB)
+	$(BIN)/python -m attention_course.run $(NB)
 
 validate: $(STAMP)
 	$(BIN)/nbgrader validate $(NB)

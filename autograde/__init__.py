@@ -19,6 +19,6 @@ The steps, one module each (see README.md in this folder):
   cli       the command: python -m autograde LESSON SUBMISSIONS (or autograde/grade.py, make grade)
 
 What they share: cells (nbgrader's cell roles), course (the course root and its configuration), messages
-(the jobs and results between the command and its workers), roster, errors (GradingError), nbclient_fix.
+(the jobs and results between the command and its workers), roster, errors (GradingError).
 The package imports nothing from course_dev (the development tools), which may import it.
 """

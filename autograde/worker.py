@@ -204,7 +204,9 @@ def main():
     os.umask(0o022)
     import nbgrader.converters  # noqa: F401  (import once, before the first job)
 
-    from . import execute, nbclient_fix  # noqa: F401
+    from attention_course import nbclient_fix
+
+    from . import execute  # noqa: F401
 
     nbclient_fix.apply()  # jupyter/nbclient#312: widget cells could stall until the cell timeout
     out = os.fdopen(os.dup(1), "w")  # the protocol: only this process writes it

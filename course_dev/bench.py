@@ -47,7 +47,7 @@ from pathlib import Path
 
 import nbformat
 
-from autograde import nbclient_fix
+from attention_course import nbclient_fix
 from autograde.cells import grade_id, is_solution, with_answers
 from course_dev import widget_driver
 from course_dev.course import copy_course

@@ -4,7 +4,7 @@ import runpy
 
 import nbformat
 
-from autograde import nbclient_fix
+from attention_course import nbclient_fix
 from autograde.cells import cells_by_id, exercises, grade_id, is_answer, is_test, nbgrader_meta  # noqa: F401
 from course_dev import kernel, widget_driver
 from course_dev.course import copy_course  # noqa: F401

@@ -4,7 +4,9 @@ Seen here: under CPU load, about one run in five of a notebook with an explorer 
 per-cell timeout in `shell_channel.get_msg(timeout)` although the kernel's reply has arrived; the
 poll only notices it when the timeout expires. Polling in short slices re-checks the socket, so a
 missed wake-up costs at most one slice. `apply()` patches jupyter_client in this process only; call it
-where notebooks are executed (the grading workers, the tests' harness, the benchmark), never on import.
+where notebooks are executed (the grading workers, the tests' harness, the benchmark, `python -m attention_course.run`,
+and Validate through tools/student/nbgrader_config.py), never on import. With no timeout (nbconvert's default) a lost
+wake-up waited forever: a notebook that "hung" with its kernel idle.
 """
 
 import time
