@@ -1,4 +1,5 @@
-"""Maths in exported HTML pages without the internet: LaTeX becomes MathML when the page is written.
+"""Maths in exported HTML pages without the internet: LaTeX becomes MathML when the page is written, and the page
+asks no server for anything (no MathJax, no require.js).
 
 nbconvert's HTML pages (a notebook saved as HTML, nbgrader's feedback and formgrader pages) load MathJax
 from a CDN, so on a network without internet they show raw `$\\sqrt{d_k}$`. This preprocessor turns
@@ -50,6 +51,9 @@ class MathML(Preprocessor):
 
     def preprocess(self, nb, resources):
         resources["mathjax_url"] = ""  # nothing left for MathJax: don't make the page fetch it
+        # nor require.js, which only loads saved widget state's JavaScript (the course's explorers show images);
+        # a <script> with an empty src fetches nothing (HTML spec: it fires an error event instead).
+        resources["require_js_url"] = ""
         return super().preprocess(nb, resources)
 
     def preprocess_cell(self, cell, resources, index):

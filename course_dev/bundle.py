@@ -63,7 +63,8 @@ def build(dest):
     for pins in ("requirements.txt", "environment.yml"):
         note = "# The student copy (course_dev/bundle.py): the course's runtime packages only, at its pins.\n"
         (dest / pins).write_text(note + only_runtime((ROOT / pins).read_text()))
-    for name in ("Makefile", "nbgrader_config.py"):  # Validate's settings: the cell timeout, warnings
+    # Validate's settings (cell timeout, warnings); nbconvert's (HTML that fetches nothing)
+    for name in ("Makefile", "nbgrader_config.py", "jupyter_nbconvert_config.py"):
         shutil.copy(ROOT / "tools" / "student" / name, dest / name)
     shutil.copytree(ROOT / "tools" / "student" / "labconfig", dest / "labconfig")  # no instructor tools in JupyterLab
     shutil.copy(ROOT / "tools" / "student" / "README.md", dest / "README.md")

@@ -148,6 +148,7 @@ def prepare_home(spawner):
     (home / ".jupyter" / "nbgrader_config.py").write_text(nbgrader_config(name))
     (home / ".jupyter" / "jupyter_server_config.py").write_text(server_config(home))
     (home / ".course_shell").write_text(shell_setup(name))
+    shutil.copy(STUDENT_TOOLS / "jupyter_nbconvert_config.py", home / ".jupyter")  # nbconvert: HTML fetches nothing
     if name in INSTRUCTORS:
         spawner.notebook_dir = str(COURSE_ROOT)  # formgrader needs the course inside the server's root
         extra = {"ATTENTION_COURSE_EXCHANGE": str(EXCHANGE)}  # for `make grade … exchange` in a terminal
