@@ -60,7 +60,8 @@ c.HTMLExporter.extra_template_basedirs = [
     os.path.join(module_dir("autograde.feedback"), "templates"),  # the course's feedback page; no MathJax from a CDN
     os.path.join(module_dir("nbgrader"), "server_extensions", "formgrader", "templates"),  # the formgrader's own
 ]
-c.HTMLExporter.preprocessors = ["attention_course.offline_maths.MathML", "autograde.feedback.RubricBeside"]
+# The rubric first, so that its maths too becomes MathML (the formgrader draws it offline, like the notebook's).
+c.HTMLExporter.preprocessors = ["autograde.feedback.RubricBeside", "attention_course.offline_maths.MathML"]
 c.RubricBeside.source = os.path.join(ROOT, "solutions")
 
 # Per-cell limit while grading (Execute.timeout wins over ExecutePreprocessor.timeout); `python -m autograde

@@ -42,3 +42,34 @@ def test_submit_does_not_count_checkpoints_as_extra_notebooks(tmp_path):
     for name in ("01_why_attention.ipynb", ".ipynb_checkpoints/01_why_attention-checkpoint.ipynb"):
         (tmp_path / name).write_text("{}")
     assert submitted_notebooks(tmp_path) == {"01_why_attention.ipynb"}
+
+
+def test_the_formgraders_rubric_draws_its_maths(tmp_path):
+    """The formgrader's page runs the course's HTMLExporter preprocessors in their configured order: the rubric is
+    put beside the free answer first, then every formula of the cell, the rubric's included, becomes MathML."""
+    import nbformat
+    from nbconvert import HTMLExporter
+    from nbgrader.apps import NbGrader
+    from traitlets import import_item
+
+    from course_dev.paths import ROOT
+
+    app = NbGrader()
+    app.config_file_paths.append([str(ROOT)])
+    app.load_config_file()
+    names = list(app.config.HTMLExporter.preprocessors)
+    meta = {"grade": True, "solution": True, "grade_id": "quiz-free", "points": 2, "schema_version": 3}
+    free = nbformat.v4.new_markdown_cell("YOUR ANSWER HERE", metadata={"nbgrader": meta})
+    solution = nbformat.v4.new_notebook(
+        cells=[nbformat.v4.new_markdown_cell("Scale by $\\sqrt{d_k}$.", metadata=free.metadata)]
+    )
+    (tmp_path / "lesson").mkdir()
+    nbformat.write(solution, str(tmp_path / "lesson" / "lesson.ipynb"))
+    nb, resources = nbformat.v4.new_notebook(cells=[free]), {"assignment_id": "lesson", "notebook_id": "lesson"}
+    resources["submission_id"] = "s1"
+    for name in names:
+        step = import_item(name)(parent=HTMLExporter(config=app.config, template_name="formgrade"))
+        if hasattr(step, "source"):
+            step.source = str(tmp_path)
+        nb, resources = step(nb, resources)
+    assert "Rubric" in nb.cells[0].source and "<math" in nb.cells[0].source and "$" not in nb.cells[0].source
