@@ -52,6 +52,7 @@
 import itertools
 
 import matplotlib.pyplot as plt
+import matplotlib.ticker
 import numpy as np
 import torch
 import torch.nn as nn
@@ -513,15 +514,49 @@ def _pair(norm_first, **switches):
 _students_norm_ffn = (layer_norm, feed_forward)  # graded with correct ones: a slip there costs points in 8.1/8.2
 layer_norm = lambda x, gamma, beta, eps=1e-5: F.layer_norm(x, x.shape[-1:], gamma, beta, eps)
 feed_forward = lambda x, W1, b1, W2, b2: F.linear(F.relu(F.linear(x, W1, b1)), W2, b2)
+
+
 ### END HIDDEN TESTS
-_x, _forms = torch.from_numpy(data.embed(data.CAT_CHASES_DOG, 8))[None], ("post", "pre")  # (1, 5, 8)
+def _earlier_exercises():
+    """These visible checks use your layer_norm and feed_forward: name the ones that are wrong (or "" if none)."""
+    g = torch.Generator().manual_seed(5)
+    z, gamma, beta = torch.randn(3, 8, 8, generator=g, dtype=torch.float64)
+    W1, W2 = torch.randn(2, 12, 8, generator=g, dtype=torch.float64)
+    b1, b2 = torch.randn(12, generator=g, dtype=torch.float64), beta[0]
+    pairs = (
+        (
+            "layer_norm",
+            "8.1",
+            lambda: (layer_norm(z, gamma[0], beta[0], eps=0.1), F.layer_norm(z, (8,), gamma[0], beta[0], 0.1)),
+        ),
+        (
+            "feed_forward",
+            "8.2",
+            lambda: (feed_forward(z, W1, b1, W2.T, b2), F.linear(F.relu(F.linear(z, W1, b1)), W2.T, b2)),
+        ),
+    )
+    wrong = []
+    for name, exercise, run in pairs:
+        try:
+            ok = checks.is_close(*run(), atol=1e-6)
+        except Exception:
+            ok = False
+        if not ok:
+            wrong.append((name, exercise))
+    if not wrong:
+        return ""
+    names, numbers = " and ".join(n for n, _ in wrong), " and ".join(e for _, e in wrong)
+    return f" (it uses your {names}, which exercise {numbers} does not compute right yet: fix exercise {numbers} first)"
+
+
+_x, _forms, _note = torch.from_numpy(data.embed(data.CAT_CHASES_DOG, 8))[None], ("post", "pre"), _earlier_exercises()
 with torch.no_grad():
     _want = {nf: _pair(nf)[0](_x) for nf in (False, True)}
     for _nf in (False, True):
         _wrong = f"with norm_first={_nf} you computed the {_forms[not _nf]}-LN form (see the table)."
         _got = checks.call(_pair(_nf)[1].forward, _x)
         checks.expect_close(
-            _got, _want[_nf], f"the {_forms[_nf]}-LN block", atol=1e-5, mistakes={_wrong: _want[not _nf]}
+            _got, _want[_nf], f"the {_forms[_nf]}-LN block{_note}", atol=1e-5, mistakes={_wrong: _want[not _nf]}
         )
     for _nf in (False, True):  # lesson 9's contract: attend runs PyTorch's attention, self_attn's weights are zeroed
         _ref, _mine = _pair(_nf)
@@ -529,13 +564,13 @@ with torch.no_grad():
         _mine.self_attn.in_proj_weight.zero_()
         checks.expect(
             checks.is_close(_mine(_x), _want[_nf], atol=1e-5),
-            f"the {_forms[_nf]}-LN block: compute the attention only through self.attend(x), never "
+            f"the {_forms[_nf]}-LN block{_note}: compute the attention only through self.attend(x), never "
             "self.self_attn(...) directly: lesson 9 replaces attend to run your lesson-6 attention inside your block.",
         )
         _ref, _mine = _pair(_nf, residual=False, layer_norm=False)
         _mine.attend = torch.zeros_like
         _ffn0 = _ref.linear2(torch.relu(_ref.linear1(torch.zeros(8, dtype=torch.float64)))).expand(1, 5, 8)
-        _what = f"the {_forms[_nf]}-LN block with residual=False, layer_norm=False (honour both switches)"
+        _what = f"the {_forms[_nf]}-LN block with residual=False, layer_norm=False (honour both switches){_note}"
         checks.expect_close(_mine(_x), _ffn0, _what + " and an attention that returns zeros: FFN(0) everywhere")
 
 
@@ -719,7 +754,7 @@ class DepthView(widgets.View):
             ax.set_xlim(0.5, self.MAX_DEPTH + 0.5)
             ax.set_xlabel("layer (1 = first, farthest from the loss)")
         left.set_ylim(self.FLOOR, 1e3)
-        left.set_ylabel("‖∂loss/∂W1‖ (log)")
+        left.set_ylabel("‖∂loss/∂W₁‖ (log)")
         right.set_ylim(0.05, 20)
         right.set_ylabel("stream size after the layer (RMS, log)")
         right.legend(loc="upper left")
@@ -750,7 +785,7 @@ class DepthView(widgets.View):
         grads, sizes = self.mine
         return (
             f"Two log plots for a stack of {depth} feed-forward sublayers, configuration '{config}'. Left: the "
-            f"gradient norm of W1 is {grads[0]:.1e} at layer 1 and {grads[-1]:.1e} at layer {depth} (plain stack: "
+            f"gradient norm of W₁ is {grads[0]:.1e} at layer 1 and {grads[-1]:.1e} at layer {depth} (plain stack: "
             f"{self.plain[depth][0][0]:.1e} at layer 1). Right: the stream size after layer {depth} is "
             f"{sizes[-1]:.2f} (plain: {self.plain[depth][1][-1]:.2f})."
         )
@@ -807,20 +842,24 @@ def label_ends(ax, labels, min_gap=0.22):
     last = -np.inf
     for text, (y, meaning) in sorted(labels.items(), key=lambda item: item[1][0]):
         last = max(np.log10(y), last + min_gap)
-        ax.text(34, 10**last, text, va="center", color=plots.text_color(meaning))
+        ax.text(40, 10**last, text, va="center", color=plots.text_color(meaning))
 
 
 fig, (full, zoom) = plt.subplots(2, 1, figsize=(7.6, 7.0), sharex=True, layout="constrained")
 for ax, shown in ((full, CONFIGS), (zoom, CONFIGS[1:])):
     for config in shown:
         ax.semilogy(depths, first_layer[config], STYLE[config][1], ms=4, color=plots.color(STYLE[config][0]))
-    ax.set_xlim(0, 54)
-    ax.set_xticks(depths[1:])
-    ax.set_ylabel("‖∂loss/∂W1‖ of layer 1 (log)")
+    ax.set_xscale("log")  # the depths double: 1 to 32
+    ax.set_xlim(0.8, 300)
+    ax.set_xticks(depths, [str(D) for D in depths])
+    ax.xaxis.set_minor_locator(matplotlib.ticker.NullLocator())
+    ax.set_ylabel("‖∂loss/∂W₁‖ of layer 1 (log)")
 label_ends(full, {"plain": (first_layer["plain"][-1], "guide"), "the other four (zoom below)": (30, "guide")})
 label_ends(zoom, {c: (first_layer[c][-1], STYLE[c][0]) for c in CONFIGS[1:]})
 zoom.set_ylim(0.1, 300)
-zoom.set_xlabel("depth of the stack (FFN sublayers; geometric mean of 3 seeds; d_model = 16, d_ff = 32)")
+zoom.set_xlabel(
+    r"depth of the stack (FFN sublayers, log scale; geometric mean of 3 seeds; $d_\mathrm{model}$ = 16, $d_\mathrm{ff}$ = 32)"
+)
 full.set_title("Without a residual path the gradient reaching layer 1 vanishes with depth")
 zoom.set_title("Zoom: with one it keeps its size; layer norm alone only slows the fall")
 plots.show(
