@@ -200,6 +200,26 @@ checks.expect_close(
 _y = layer_norm(torch.randn(2, 3, 6, dtype=torch.float64) * 5 + 3, torch.ones(6).double(), torch.zeros(6).double())
 checks.expect_shape(_y, (2, 3, 6), "layer_norm on a (2, 3, 6) tensor")
 checks.expect_close(_y.mean(-1), torch.zeros(2, 3), "the mean of every normalised vector (if not 0: dim=-1?)")
+# The rules of the spec: x unchanged, a gradient flows back, no built-in normalisation.
+_given, _names = 5 * torch.randn(3, 4, dtype=torch.float64), set()
+
+
+class _Names(torch.overrides.TorchFunctionMode):  # records the name of every torch function layer_norm calls
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        _names.add(getattr(func, "__name__", ""))
+        return func(*args, **(kwargs or {}))
+
+
+_copy = _given.clone()
+with _Names():
+    _y = layer_norm(_given, torch.ones(4, dtype=torch.float64, requires_grad=True), torch.zeros(4).double())
+checks.expect(torch.equal(_given, _copy), "layer_norm changed x: compute new tensors (no x -= mean or x /= ...).")
+checks.expect(
+    isinstance(_y, torch.Tensor) and _y.requires_grad,
+    "no gradient flows through layer_norm: keep everything in torch (no numpy).",
+)
+_builtin = _names & {"layer_norm", "native_layer_norm", "group_norm", "batch_norm", "instance_norm"}
+checks.expect(not _builtin, f"write the normalisation yourself: it calls {sorted(_builtin)}, what the checks use.")
 
 
 ### BEGIN HIDDEN TESTS
@@ -362,8 +382,18 @@ checks.expect_close(
         "use ReLU, not GELU (nn.TransformerEncoderLayer's default is ReLU).": [[1.0284207228, 1.1914624613]],
     },
 )
-_out = feed_forward(torch.randn(4, 5, 2, dtype=torch.float64), _W1, _b1, _W2, _b2)
+_x = torch.randn(4, 5, 2, dtype=torch.float64)
+_out = feed_forward(_x, _W1, _b1, _W2, _b2)
 checks.expect_shape(_out, (4, 5, 2), "feed_forward on a (4, 5, 2) batch")
+_perm = torch.tensor([4, 0, 3, 1, 2])  # every position on its own: reordering the positions reorders the result
+checks.expect_close(
+    feed_forward(_x[:, _perm], _W1, _b1, _W2, _b2), _out[:, _perm], "feed_forward on reordered positions"
+)
+_out = feed_forward(_x, _W1.clone().requires_grad_(), _b1, _W2, _b2)
+checks.expect(
+    isinstance(_out, torch.Tensor) and _out.requires_grad,
+    "no gradient flows through feed_forward: keep everything in torch (no numpy).",
+)
 
 
 ### BEGIN HIDDEN TESTS
@@ -501,11 +531,13 @@ class EncoderBlock(nn.Module):
 
 # %% tests="encoder-block-tests" points=3
 # Visible: PyTorch's encoder layer and yours with the same weights; lesson 9's contract; the switches.
-def _pair(norm_first, **switches):
-    ref = nn.TransformerEncoderLayer(8, 2, 12, dropout=0.0, batch_first=True, norm_first=norm_first).double()
+def _pair(norm_first, eps=1e-5, **switches):
+    ref = nn.TransformerEncoderLayer(
+        8, 2, 12, dropout=0.0, batch_first=True, norm_first=norm_first, layer_norm_eps=eps
+    ).double()
     g = torch.Generator().manual_seed(0)  # the same weights at every call
     nn.utils.vector_to_parameters(torch.randn(532, generator=g, dtype=torch.float64), ref.parameters())
-    mine = checks.call(EncoderBlock, 8, 2, 12, norm_first=norm_first, **switches).double()
+    mine = checks.call(EncoderBlock, 8, 2, 12, norm_first=norm_first, eps=eps, **switches).double()
     mine.load_state_dict(ref.state_dict())
     return ref.eval(), mine.eval()
 
@@ -572,6 +604,11 @@ with torch.no_grad():
         _ffn0 = _ref.linear2(torch.relu(_ref.linear1(torch.zeros(8, dtype=torch.float64)))).expand(1, 5, 8)
         _what = f"the {_forms[_nf]}-LN block with residual=False, layer_norm=False (honour both switches){_note}"
         checks.expect_close(_mine(_x), _ffn0, _what + " and an attention that returns zeros: FFN(0) everywhere")
+        _ref, _mine = _pair(_nf, eps=0.5)  # each norm with its own eps
+        _what = f"the {_forms[_nf]}-LN block with eps = 0.5{_note}"
+        checks.expect_close(_mine(_x), _ref(_x), _what + " (pass eps=self.norm1.eps and self.norm2.eps)", atol=1e-5)
+_ref, _mine = _pair(True)
+checks.expect(_mine(_x).requires_grad, "the block's output carries no gradient: keep everything in torch (no numpy).")
 
 
 ### BEGIN HIDDEN TESTS
@@ -1143,8 +1180,9 @@ q3_answer = 512 * 2048 + 2048 + 2048 * 512 + 512
 # norm or with either norm placement. So both are needed. On placement: at initialisation the two looked alike,
 # but trained with Adam, every seed of the 12-block post-LN stack ended above every pre-LN seed at lr = 0.02 and
 # 0.03, where every pre-LN seed learned; at lr = 0.003 both learned about equally well. A 60-step linear warm-up
-# helped post-LN at 0.02 (a much lower loss, though still above pre-LN without any warm-up) but not at 0.03. I would recommend pre-LN, with its final
-# LayerNorm since its stream grows with depth (section 6), when the learning rate is not carefully tuned;
+# helped post-LN at 0.02 (a much lower loss, though still above pre-LN without any warm-up) but not at 0.03. I
+# would recommend pre-LN, with its final LayerNorm since its stream grows with depth (section 6), when the learning
+# rate is not carefully tuned;
 # post-LN only with a warm-up *and* a peak learning rate it has been shown to tolerate. The measurements come
 # from 12 blocks, tiny feed-forward-only stacks, one toy task and 4 seeds, so for 32 blocks they are a hint,
 # not a proof.
