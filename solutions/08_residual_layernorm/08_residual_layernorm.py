@@ -606,7 +606,8 @@ with torch.no_grad():
         checks.expect_close(_mine(_x), _ffn0, _what + " and an attention that returns zeros: FFN(0) everywhere")
         _ref, _mine = _pair(_nf, eps=0.5)  # each norm with its own eps
         _what = f"the {_forms[_nf]}-LN block with eps = 0.5{_note}"
-        checks.expect_close(_mine(_x), _ref(_x), _what + " (pass eps=self.norm1.eps and self.norm2.eps)", atol=1e-5)
+        _eps = {"the norms' eps is ignored: pass eps=self.norm1.eps (and self.norm2.eps).": _want[_nf]}
+        checks.expect_close(_mine(_x), _ref(_x), _what, atol=1e-5, mistakes=_eps)
 _ref, _mine = _pair(True)
 checks.expect(_mine(_x).requires_grad, "the block's output carries no gradient: keep everything in torch (no numpy).")
 
