@@ -397,30 +397,28 @@ claim("14", _g["residual + post-LN"][-1])
 claim("43", _g["residual only"][-1])
 assert all(13.5 <= _g[c][-1] <= 43.5 for c in ("residual only", "residual + post-LN", "residual + pre-LN"))
 assert _g["layer norm only"][-1] < _g["layer norm only"][0] / 100 and _g["plain"][-1] < 1e-15
-# training; 'learned' = a final loss more than 0.2 below the class-frequency loss
-claim("1.38", baseline)
-claim("0.70", final[12, 3e-3, "post-LN"].mean())
-claim("0.72", final[12, 3e-3, "pre-LN"].mean())
-claim("0.68", final[3, 3e-2, "post-LN"].mean())
-claim("0.68", final[3, 3e-2, "pre-LN"].mean())
-claim("1.34", final[12, 2e-2, "post-LN"].mean())
-claim("1.34", final[12, 3e-2, "post-LN"].mean())
-claim("0.94", final[12, 2e-2, "post-LN with warm-up"].mean())
-claim("0.73", final[12, 2e-2, "pre-LN"].mean())
-claim("0.94", warm[lowest])
-claim("0.008", 3e-2 * (lowest + 1) / WARMUP)
-claim("0.013", 3e-2 * min(1, (lowest + 10) / WARMUP))
-claim("1.30", warm[-1])
-for (_D, _lr), _runs in RUNS.items():
-    for _label, *_ in _runs:
-        _expect = 0 if (_D == 12 and _lr > 0.01 and _label == "post-LN") else 4
-        if _label == "post-LN with warm-up":
-            _expect = 4 if _lr == 2e-2 else 0
-        assert learned[_D, _lr, _label] == _expect, (_D, _lr, _label, learned[_D, _lr, _label])
-# "about equally well" at lr 0.003; the rescued post-LN stays above pre-LN; falls during the warm-up, climbs back
-assert abs(final[12, 3e-3, "post-LN"].mean() - final[12, 3e-3, "pre-LN"].mean()) < 0.05
-assert final[12, 2e-2, "post-LN with warm-up"].min() > final[12, 2e-2, "pre-LN"].mean()
-assert warm[lowest] < warm[-1] - 0.2 and lowest + 10 < WARMUP
+# Training. The statements are orderings and bounds with a margin: the numbers themselves moved between CPUs and
+# PyTorch's CPU code paths (as is, ATEN_CPU_CAPABILITY=default with one thread, =avx2), and so did the count of
+# seeds near the "learned" line ('learned' = a final loss more than 0.2 below the class-frequency loss).
+claim("1.38", baseline)  # no training: the class frequencies of 20,000 teacher labels
+_m = {key: f.mean() for key, f in final.items()}
+# lr 0.003: both learn in every seed, about equally well; 3 blocks at 0.03: both learn in every seed
+for _key in ((12, 3e-3, "post-LN"), (12, 3e-3, "pre-LN"), (3, 3e-2, "post-LN"), (3, 3e-2, "pre-LN")):
+    assert learned[_key] == 4, (_key, final[_key])
+assert abs(_m[12, 3e-3, "post-LN"] - _m[12, 3e-3, "pre-LN"]) < 0.05
+# 0.02 and 0.03 without warm-up: every post-LN seed above every pre-LN seed; post-LN's mean closer to the
+# class-frequency loss than to pre-LN's; every pre-LN seed learns
+for _lr in (2e-2, 3e-2):
+    _post, _pre = final[12, _lr, "post-LN"], final[12, _lr, "pre-LN"]
+    assert _post.min() > _pre.max(), (_lr, _post, _pre)
+    assert abs(_post.mean() - baseline) < abs(_post.mean() - _pre.mean()), (_lr, _post, _pre)
+    assert learned[12, _lr, "pre-LN"] == 4, (_lr, _pre)
+# the warm-up at 0.02: well below post-LN without it (by more than 0.15), above pre-LN's mean
+assert _m[12, 2e-2, "post-LN with warm-up"] < _m[12, 2e-2, "post-LN"] - 0.15, _m
+assert _m[12, 2e-2, "post-LN with warm-up"] > _m[12, 2e-2, "pre-LN"], _m
+# 0.03 with warm-up: lowest 10-step mean in the first half of the warm-up (rate below 0.015), then up by more than 0.2
+assert lowest + 10 <= WARMUP / 2 and 3e-2 * (lowest + 10) / WARMUP < 0.015, lowest
+assert warm[-1] > warm[lowest] + 0.2, (warm[lowest], warm[-1])
 # "climbs back ... once the rate has passed 0.02": the first 10-step window after the lowest whose mean is above the
 # midway point between the lowest and the final mean starts at a step where the rate is already above 0.02
 _climb = next(s for s in range(lowest, len(warm)) if warm[s] > (warm[lowest] + warm[-1]) / 2)
@@ -437,5 +435,8 @@ NOT_MEASURED = {
     "0.003": "a setting: a learning rate",
     "0.02": "a setting: a learning rate",
     "0.03": "a setting: a learning rate",
-    "0.2": "a definition: the margin below the class-frequency loss that counts as 'learned'",
+    "0.2": "a definition: the margin below the class-frequency loss that counts as 'learned' (and a bound, asserted)",
+    "0.05": "a bound: the two mean final losses at lr 0.003 differ by less (asserted in CLAIMS)",
+    "0.15": "a bound: the warm-up lowers post-LN's mean final loss at 0.02 by more (asserted in CLAIMS)",
+    "0.015": "a bound: the learning rate when the lowest 10-step mean ends is below it (asserted in CLAIMS)",
 }
