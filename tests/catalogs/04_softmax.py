@@ -68,6 +68,12 @@ EXERCISES = {
                 SM + "    return np.exp(x - np.logaddexp.reduce(x, axis=axis, keepdims=True))",
                 "float32 is off by",
             ),
+            # issue 32: an in-place shift gives the right numbers but overwrites the caller's scores
+            "shifts x in place (x -= max)": (
+                SM + "    x -= x.max(axis=axis, keepdims=True)\n    e = np.exp(x)\n"
+                "    return e / e.sum(axis=axis, keepdims=True)",
+                "changed the array it was given",
+            ),
             "logits clipped to ±80": (
                 SM + "    e = np.exp(np.clip(x, -80, 80))\n    return e / e.sum(axis=axis, keepdims=True)",
                 None,
