@@ -229,7 +229,7 @@ def expect_no_mistake(actual, what, mistakes, atol=1e-6, rtol=1e-6, *, _k=_KIT):
     a = _k.plain(actual, what)
     for description, wrong in (mistakes or {}).items():
         if _k.close(a, _k.plain(wrong), atol, rtol):
-            raise _k.AssertionError(f"{what} is not right: {description}")
+            raise _k.AssertionError(f"{what}: {description}")
 
 
 def expect_close(actual, expected, what, atol=1e-6, rtol=1e-6, mistakes=None, *, _k=_KIT):
@@ -246,14 +246,14 @@ def expect_close(actual, expected, what, atol=1e-6, rtol=1e-6, mistakes=None, *,
         )
     if not _k.np_isfinite(a).all() and _k.np_isfinite(e).all():
         raise _k.AssertionError(
-            f"{what} contains NaN or inf where the expected result is finite (an overflow, or a division by zero?)."
+            f"{what}: NaN or inf where the expected result is finite (an overflow, or a division by zero?)."
         )
     tol = atol + rtol * _k.float(_k.np_abs(e).max(initial=0))
     diff = _k.max_diff(a, e)
     if not diff <= tol:
         idx = _k.tuple(_k.int(i) for i in _k.np_unravel(_k.np_argmax(_k.np_abs(a - e)), a.shape)) if a.ndim else ()
         raise _k.AssertionError(
-            f"{what} is off by up to {diff:.3g} (tolerance {tol:.1g}); at index {idx} "
+            f"{what}: off by up to {diff:.3g} (tolerance {tol:.1g}); at index {idx} "
             f"it is {_k.float(a[idx]):.6g} where {_k.float(e[idx]):.6g} was expected."
         )
 
@@ -342,7 +342,7 @@ def expect_finite(x, what, hint="", *, _k=_KIT):
     """Every entry of `x` must be finite (no NaN, no ±inf); `hint` names the likely cause."""
     a = _k.plain(x, what)
     if not _k.np_isfinite(a).all():
-        raise _k.AssertionError(f"{what} contains NaN or inf. {hint}".strip())
+        raise _k.AssertionError(f"{what}: NaN or inf. {hint}".strip())
 
 
 def output_and_weights(result, what, d_v, T_k, fn="the function", *, _k=_KIT):
