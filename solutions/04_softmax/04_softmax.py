@@ -177,9 +177,10 @@ checks.expect_close(
 )
 _x = np.array([[1.0, 2.0, 3.0], [1.0, 1.0, 1.0]])
 _whole = {"the whole array sums to 1, not each row: normalise along `axis` only.": [0.78734471, 0.21265529]}
-checks.expect_close(checks.to_numpy(softmax(_x)).sum(-1), [1.0, 1.0], "the row sums of softmax(x)", mistakes=_whole)
-_rows = {"softmax(x, axis=0) normalised the rows: use the `axis` argument.": [0.42336391, 0.5780618, 0.99857429]}
 _keep = "Take the maximum and the sum along `axis` with keepdims=True, so that they broadcast against x."
+_sums = checks.to_numpy(checks.attempt(softmax, _x, what="softmax(x) of a (2, 3) array", hint=_keep)).sum(-1)
+checks.expect_close(_sums, [1.0, 1.0], "the row sums of softmax(x)", mistakes=_whole)
+_rows = {"softmax(x, axis=0) normalised the rows: use the `axis` argument.": [0.42336391, 0.5780618, 0.99857429]}
 _cols = checks.attempt(softmax, _x, axis=0, what="softmax(x, axis=0)", hint=_keep)
 checks.expect_close(checks.to_numpy(_cols).sum(0), [1, 1, 1], "the column sums of softmax(x, axis=0)", mistakes=_rows)
 _hint = "subtract the maximum of each row (along `axis`, with keepdims=True) before exponentiating."

@@ -315,7 +315,8 @@ def positional_encoding(T, d_model):
 def _add_pe_checks(X, what):
     before, T, d = X.copy(), *X.shape[-2:]
     want = X + positional_encoding(T, d)  # before the call, which could change X
-    got = checks.call(add_positional_encoding, X)
+    axes = "T is X.shape[-2] and d_model is X.shape[-1], with or without a batch axis in front."
+    got = checks.attempt(add_positional_encoding, X, what=what, hint=axes)
     checks.expect_close(X, before, f"the input X after {what}", mistakes={"X was modified in place (X += …).": want})
     mistakes = {
         "every token got the encoding of position 0: add row p to token p.": X + positional_encoding(1, d),
@@ -383,7 +384,7 @@ with ac.student_code("positional_encoding"):
             offsets[j::3], curves[j][j::3], marker, ms=6, mfc="none", color=plots.TEXT, label=f"start p = {starts[j]}"
         )
     axes[1].set_xlabel("offset k (negative: back, positive: ahead)")
-    axes[1].set_ylabel(r"$PE_p \cdot PE_{p+k}$")
+    axes[1].set_ylabel(r"$\mathrm{PE}_p \cdot \mathrm{PE}_{p+k}$")
     axes[1].set_title("The dot product depends only on the offset:\nthree starts, one curve, symmetric about 0")
     axes[1].legend(loc="lower center")
     spread = np.abs(curves - curves[0]).max()
@@ -603,7 +604,7 @@ class EncodingView(widgets.View):
         right.set_xlim(-1, self.T)
         right.set_ylim(-1.05, 1.05)
         right.set_xlabel("position q")
-        right.set_ylabel("cosine similarity of $PE_p$ and $PE_q$")
+        right.set_ylabel(r"cosine similarity of $\mathrm{PE}_p$ and $\mathrm{PE}_q$")
         self.title = right.set_title("\n")  # two lines, filled in by update()
         self.dynamic = [self.table, self.row, self.pointer, self.curve, self.mark, self.title]
         return fig

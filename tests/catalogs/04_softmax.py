@@ -28,7 +28,7 @@ EXERCISES = {
             "normalises the whole array": (SM + "    e = np.exp(x - x.max())\n    return e / e.sum()", "whole array"),
             "max without keepdims": (
                 SM + "    e = np.exp(x - x.max(axis=axis))\n    return e / e.sum(axis=axis, keepdims=True)",
-                None,
+                "keepdims=True, so that they broadcast",
             ),
             "global maximum": (
                 SM + "    e = np.exp(x - x.max())\n    return e / e.sum(axis=axis, keepdims=True)",
