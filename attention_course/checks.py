@@ -135,11 +135,11 @@ def _reduce(x, what, depth=0, *, _k=_KIT):
         try:
             return _k.np_array(parts, dtype=_k.float64)
         except _k.ValueError:
-            raise _k.AssertionError(f"{what} is a ragged list (its rows have different lengths).") from None
+            raise _k.AssertionError(f"{what}: a ragged list (its rows have different lengths).") from None
     if _k.has_base(t, _k.float):  # a float subclass: its plain value, without its methods
         return _k.np_array(_k.float_of_float(x), dtype=_k.float64)
     raise _k.AssertionError(
-        f"{what} is a {_k.type_name(x)}, not an array: return a numpy array, a torch tensor or a list of numbers."
+        f"{what}: a {_k.type_name(x)}, not an array: return a numpy array, a torch tensor or a list of numbers."
     )
 
 
@@ -253,7 +253,7 @@ def expect_close(actual, expected, what, atol=1e-6, rtol=1e-6, mistakes=None, *,
     if not diff <= tol:
         idx = _k.tuple(_k.int(i) for i in _k.np_unravel(_k.np_argmax(_k.np_abs(a - e)), a.shape)) if a.ndim else ()
         raise _k.AssertionError(
-            f"{what}: off by up to {diff:.3g} (tolerance {tol:.1g}); at index {idx} "
+            f"{what} is off by up to {diff:.3g} (tolerance {tol:.1g}); at index {idx} "
             f"it is {_k.float(a[idx]):.6g} where {_k.float(e[idx]):.6g} was expected."
         )
 
