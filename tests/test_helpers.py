@@ -2,6 +2,7 @@
 
 import base64
 import re
+from pathlib import Path
 
 import matplotlib
 
@@ -487,3 +488,22 @@ def test_attempt_names_the_failing_check_and_the_likely_cause():
 
     with pytest.raises(NotImplementedError, match="is not implemented yet"):
         checks.attempt(unanswered, 1, what="x")
+
+
+def test_check_messages_agree_with_plural_subjects():
+    """Issue 34: the messages read right whatever `what` is ("the weights", "the output"): no template puts a verb
+    after it that agrees with one of them only ("the weights contains NaN", "the attention weights is not right")."""
+    source = Path(checks.__file__).read_text()
+    # ("is off by up to" stays: lesson 08's catalog names it; it reads as "the weights is off" only with a plural)
+    assert not re.search(r"\{what\} (is not|is a|contains|has) ", source), "a template conjugates a verb after {what}"
+    for call, expected in (
+        (
+            lambda: checks.expect_close([1.0, 2.0], [1.0, 3.0], "the weights", mistakes={"mistake x.": [1, 2]}),
+            "the weights: mistake x.",
+        ),
+        (lambda: checks.expect_close([np.nan, 2.0], [1.0, 3.0], "the weights"), "the weights: NaN or inf"),
+        (lambda: checks.expect_finite([np.inf], "the weights", "hint."), "the weights: NaN or inf. hint."),
+    ):
+        with pytest.raises(AssertionError) as raised:
+            call()
+        assert str(raised.value).startswith(expected), str(raised.value)

@@ -130,7 +130,9 @@ print("formula as written on", -z_big, "->", naive_small)
 # about $10^{-6}$ of the exact softmax of the numbers it is given, for logits around ±1000, in float32 and
 # in float64 (so compute in the type of `x`, or a wider one), and give weight exactly 0 to a score of
 # `-np.inf` (a blocked position, used in section 3) as long as the slice has at least one finite score.
-# (A slice that is entirely `-np.inf` has no meaningful answer; exercise 4.2 deals with it.)
+# (A slice that is entirely `-np.inf` has no meaningful answer; exercise 4.2 deals with it.) It must leave
+# `x` unchanged, because the caller may still need its scores after the softmax: compute `x - m` into a
+# new array (`x -= m` would overwrite the caller's array).
 #
 # <details><summary>Hint 1: the idea</summary>
 #
@@ -163,7 +165,7 @@ def softmax(x, axis=-1):
 
 
 # %% tests="softmax-stable-tests" points=3
-# Visible checks: a worked example, rows summing to 1, the axis argument, and logits of ±1000.
+# Visible checks: a worked example, rows summing to 1, the axis argument, logits of ±1000, and x left unchanged.
 checks.expect_close(
     checks.call(softmax, np.array([1.0, 2.0, 3.0])),
     [0.09003057, 0.24472847, 0.66524096],
@@ -175,9 +177,10 @@ checks.expect_close(
 )
 _x = np.array([[1.0, 2.0, 3.0], [1.0, 1.0, 1.0]])
 _whole = {"the whole array sums to 1, not each row: normalise along `axis` only.": [0.78734471, 0.21265529]}
-checks.expect_close(checks.to_numpy(softmax(_x)).sum(-1), [1.0, 1.0], "the row sums of softmax(x)", mistakes=_whole)
-_rows = {"softmax(x, axis=0) normalised the rows: use the `axis` argument.": [0.42336391, 0.5780618, 0.99857429]}
 _keep = "Take the maximum and the sum along `axis` with keepdims=True, so that they broadcast against x."
+_sums = checks.to_numpy(checks.attempt(softmax, _x, what="softmax(x) of a (2, 3) array", hint=_keep)).sum(-1)
+checks.expect_close(_sums, [1.0, 1.0], "the row sums of softmax(x)", mistakes=_whole)
+_rows = {"softmax(x, axis=0) normalised the rows: use the `axis` argument.": [0.42336391, 0.5780618, 0.99857429]}
 _cols = checks.attempt(softmax, _x, axis=0, what="softmax(x, axis=0)", hint=_keep)
 checks.expect_close(checks.to_numpy(_cols).sum(0), [1, 1, 1], "the column sums of softmax(x, axis=0)", mistakes=_rows)
 _hint = "subtract the maximum of each row (along `axis`, with keepdims=True) before exponentiating."
@@ -186,6 +189,15 @@ for _dtype in (np.float32, np.float64):
     _out = softmax(np.array([[1000.0, 999.0, 998.0], [-1000.0, -999.0, -1000.0]], dtype=_dtype))
     checks.expect_finite(_out, _what, "exp(1000) overflows to inf and exp(-1000) rounds to 0: " + _hint)
     checks.expect_close(_out, [[0.66524096, 0.24472847, 0.09003057], [0.21194156, 0.57611688, 0.21194156]], _what)
+_blocked = "-inf is a blocked position: subtract the maximum of each row (not its mean or minimum): exp(-inf) = 0."
+_z = softmax(np.array([0.0, -np.inf, np.log(3.0)]))
+checks.expect_finite(_z, "softmax of [0, -inf, ln 3] (a blocked position)", _blocked)
+checks.expect_close(_z, [0.25, 0.0, 0.75], "softmax of [0, -inf, ln 3] (a blocked position)")
+_in_place = "softmax changed the array it was given (`x -= ...` works in place): compute `x - m` into a new array."
+_x = np.array([[1000.0, 999.0, 998.0], [-1.0, 0.0, 2.0]])
+_before = _x.copy()
+checks.call(softmax, _x)
+checks.expect(np.array_equal(_x, _before), _in_place)
 
 
 ### BEGIN HIDDEN TESTS
@@ -215,6 +227,11 @@ def _softmax_hidden():
     want = np.array([[1, 0, np.e, 0], [0, 1 + np.e, 0, 0]]) / (1 + np.e)
     checks.expect_close(softmax(z), want, "softmax of scores with -inf entries")
     checks.expect_close(softmax(np.array([5.0])), [1.0], "softmax of a single score")
+    for dtype, axis in ((np.float32, 0), (np.float64, -1)):  # the caller's array, unchanged along any axis
+        x = (30 * rng.standard_normal((4, 5))).astype(dtype)
+        before = x.copy()
+        softmax(x, axis=axis)
+        checks.expect(np.array_equal(x, before), _in_place)
 
 
 _softmax_hidden()
@@ -458,6 +475,21 @@ checks.expect_close(_w[_ok], _want[_ok], "the weights of queries 0, 1 and 3", mi
 _uniform = {"a fully masked row spreads its weight uniformly (as a large negative number like -1e9 does).": [1 / 3] * 3}
 checks.expect_close(_w[2], [0, 0, 0], "the weights of query 2 (fully masked)", mistakes=_uniform)
 checks.expect_close(_out, _want @ _V, "the output with the mask")
+# The spec's other rules, each once here (the hidden checks test them more widely): a batch with a padding mask,
+# allowed scores far below -1e9 (in float64), and large scores.
+_pad = np.array([True, True, False]).reshape(1, 1, 3)  # (B, 1, T_k): key 2 is padding in both sequences
+_out, _w = _attention(*(np.stack([_a, _a]) for _a in (_Q, _K, _V)), _pad, what="a batch of 2 with a padding mask")
+checks.expect_shape(_w, (2, 2, 3), "the weights for a batch of 2 (T_q = 2, T_k = 3)")
+checks.expect_close(_w, np.broadcast_to(_sm(np.where(_pad[0], _QK / 2, -np.inf)), (2, 2, 3)), "the batch's weights")
+_q, _k = np.array([[1e50, 0, 0, 0]]), np.column_stack([np.full(3, -2e50), np.zeros((3, 3))])  # scores of -1e100
+_allowed = np.array([True, False, True])
+_w = _attention(_q, _k, _V, _allowed, what="allowed scores of -1e100")[1]
+_float64 = "compute in float64, the type of the inputs: float32 cannot hold scores of -1e100."
+checks.expect_finite(_w, "the weights with allowed scores of -1e100", _float64)
+checks.blocked_weights_zero(_w, _allowed, "allowed scores of -1e100")
+checks.expect_close(_w, [[0.5, 0, 0.5]], "the weights with allowed scores of -1e100")
+_big = _attention(500 * _Q, _K, _V, what="scores of ±1000")[0]
+checks.expect_finite(_big, "the output for scores of ±1000", "use your softmax (it subtracts the maximum).")
 
 
 ### BEGIN HIDDEN TESTS
@@ -600,6 +632,8 @@ checks.expect_close(np.broadcast_to(checks.to_numpy(_w), (3, 3)), _A, "the weigh
 _batch = "T is X.shape[-2], the token axis, and `weights @ X` multiplies every sequence of the batch."
 _out = checks.attempt(_average, np.stack([_X, -2 * _X]), what="causal_average of a batch of 2 sequences", hint=_batch)
 checks.expect_close(_out[0], [_want, -2 * _want], "the output for a batch of 2 sequences")
+_one = checks.attempt(_average, np.array([[2.0, -1.0]]), what="causal_average of a single token (T = 1)")
+checks.expect_close(_one[0], [[2.0, -1.0]], "the output for a single token (T = 1)")
 
 
 ### BEGIN HIDDEN TESTS
@@ -772,7 +806,7 @@ class TemperatureView(widgets.View):
         for bar, h in zip(self.bars, self.H):
             bar.set_width(h)
         self.ticks.set_xdata(self.H_max)
-        self.title.set_text(f"your weights: d_k = {d_k}, τ = {temperature:.2f}, mask: {mask}")
+        self.title.set_text(f"your weights: $d_k$ = {d_k}, τ = {temperature:.2f}, mask: {mask}")
         self.entropy_title.set_text(f"mean entropy {self.H.mean():.2f} bits")
 
     def alt(self, d_k, temperature, mask):

@@ -192,7 +192,8 @@ _X = np.arange(24).reshape(2, 12)
 _want = [[[0, 1, 2, 3], [12, 13, 14, 15]], [[4, 5, 6, 7], [16, 17, 18, 19]], [[8, 9, 10, 11], [20, 21, 22, 23]]]
 _got = checks.call(split_heads, _X, 3)
 checks.expect_close(_got, _want, "split_heads on the worked example (2, 12)", mistakes=_split_mistakes(_X, 3))
-_got = split_heads(np.zeros((2, 5, 12)), 4)
+_batch = "split_heads must accept any number of leading axes: read only the last two sizes, e.g. X.shape[-2:]."
+_got = checks.attempt(split_heads, np.zeros((2, 5, 12)), 4, what="split_heads of a (2, 5, 12) batch", hint=_batch)
 checks.expect_shape(_got, (2, 4, 5, 3), "split_heads of a (2, 5, 12) batch with 4 heads")
 ### BEGIN HIDDEN TESTS
 _rng = np.random.default_rng(31)
@@ -355,6 +356,19 @@ _result = checks.call(multi_head_attention, _X, *_Ws, 2)
 _out, _w = checks.output_and_weights(_result, "X of shape (3, 5, 8), 2 heads", d_v=8, T_k=5)
 checks.expect_shape(_out, (3, 5, 8), "the output for X of shape (3, 5, 8) with 2 heads")
 checks.expect_shape(_w, (3, 2, 5, 5), "the weights for X of shape (3, 5, 8) with 2 heads")
+_heads = lambda A: np.stack(np.split(A, 2, axis=-1), axis=-3)  # 2 heads of d_k = 4 columns each
+_s = _heads(_X @ _Ws[0]) @ np.swapaxes(_heads(_X @ _Ws[1]), -1, -2)  # every head's Q K^T, (3, 2, 5, 5)
+_sm = lambda s, axis=-1: torch.softmax(torch.from_numpy(s), dim=axis).numpy()
+_wrong_weights = {
+    "softmax runs over the queries (axis -2): each row (one query) must sum to 1, so use axis=-1.": _sm(_s / 2, -2),
+    "the scores are divided by sqrt(d_model): divide by sqrt(d_k), the width of one head.": _sm(_s / np.sqrt(8)),
+    "the scores are not scaled: divide them by sqrt(d_k), the width of one head.": _sm(_s),
+    "every head uses the same columns: head i must use its own block of d_k columns of Q, K and V.": _sm(
+        np.repeat(_s[:, :1] / 2, 2, axis=1)
+    ),
+}
+_what = "the matrix of every head's weights for X of shape (3, 5, 8), 2 heads (with your split_heads)"
+checks.expect_close(_w, _sm(_s / 2), _what, mistakes=_wrong_weights)
 checks.expect_close(_w.sum(axis=-1), np.ones((3, 2, 5)), "the sum of every row of the weights")
 _causal = np.tril(np.ones((5, 5), dtype=bool))  # True on and below the diagonal: no looking ahead
 checks.expect(
@@ -365,6 +379,9 @@ checks.expect(
 _one = torch.nn.functional.scaled_dot_product_attention(*(torch.from_numpy(_X @ _W) for _W in _Ws[:3])).numpy()
 _mistake = {"W_O is missing: multiply the merged heads by W_O.": _one}
 checks.expect_close(multi_head_attention(_X, *_Ws, 1)[0], _one @ _Ws[3], "the output with 1 head", mistakes=_mistake)
+_far, _big = np.abs(_X) + 1, 1e5 * np.eye(8)  # entries >= 1 and W_K = -W_Q: every score is below -1e10
+_w_far = multi_head_attention(_far, _big, -_big, np.eye(8), np.eye(8), 2, mask=_causal)[1]
+checks.blocked_weights_zero(_w_far, _causal, "the weights when every score is below -1e10 (2 heads)")
 
 
 ### BEGIN HIDDEN TESTS
@@ -644,35 +661,55 @@ checks.expect(
     _keys == sorted(f"W_{_n}.{_p}" for _n in "qkvo" for _p in ("weight", "bias")),
     f"state_dict() must hold the four layers' weights and biases only (lesson 10 copies it); yours holds {_keys}.",
 )
+_plain = checks.attempt(MultiHeadAttention, 8, 2, bias=False, what="MultiHeadAttention(8, 2, bias=False)")
+checks.expect(
+    all(getattr(_plain, f"W_{_n}").bias is None for _n in "qkvo"),
+    "the layers have a bias even with bias=False: pass bias=bias to each nn.Linear.",
+)
+_MISTAKES = {
+    "merge": "the heads are merged without the transpose: (B, H, T, d_k) must become (B, T, H, d_k) first.",
+    "split": "the heads are split without the transpose: view as (B, T, H, d_k), then transpose(1, 2).",
+    "shared": "every head uses the same projection (the first d_k columns): head i must use its own block.",
+    "scale": "the scores are divided by sqrt(d_model): each head has width d_k = d_model / H, divide by sqrt(d_k).",
+    "queries": "softmax runs over the queries (dim -2): each row (one query) must sum to 1, so use dim=-1.",
+    "no W_O": "the output projection W_o is not applied.",
+    "inverted": "the mask is inverted: True means 'may attend' (lesson 4), so fill -inf where the mask is False.",
+}
+
+
+def _mistaken(kind, theirs, x, mask):
+    """What a known mistake `kind` computes with the weights of `theirs` (nn.MultiheadAttention, batch_first)."""
+    (B, T, d), H = x.shape, theirs.num_heads
+    d_k = d // H
+    q, k, v = torch.nn.functional.linear(x, theirs.in_proj_weight, theirs.in_proj_bias).chunk(3, dim=-1)
+    if kind == "shared":
+        q, k, v = (t[..., :d_k].repeat(1, 1, H) for t in (q, k, v))
+    split = lambda t: t.reshape(B, H, T, d_k) if kind == "split" else t.reshape(B, T, H, d_k).transpose(1, 2)
+    s = split(q) @ split(k).transpose(-1, -2) / (d if kind == "scale" else d_k) ** 0.5
+    if mask is not None:
+        s = s.masked_fill(mask if kind == "inverted" else ~mask, float("-inf"))
+    o = torch.softmax(s, -2 if kind == "queries" else -1) @ split(v)
+    o = o.reshape(B, T, d) if kind == "merge" else o.transpose(1, 2).reshape(B, T, d)
+    return o if kind == "no W_O" else theirs.out_proj(o)
+
+
+def _mistakes_for(theirs, x, mask):
+    """{message: output} for every known mistake (an inverted mask only when there is a mask)."""
+    with torch.no_grad():
+        return {
+            text: _mistaken(kind, theirs, x, mask)
+            for kind, text in _MISTAKES.items()
+            if kind != "inverted" or mask is not None
+        }
 
 
 ### BEGIN HIDDEN TESTS
 def _mha_module_hidden():
     g = torch.Generator().manual_seed(34)
     B, T, d, H = 2, 6, 48, 3  # d_k = 16; in float64, as lesson 11 runs it
-    d_k, x = d // H, torch.randn(B, T, d, generator=g, dtype=torch.float64)
+    x = torch.randn(B, T, d, generator=g, dtype=torch.float64)
     causal = torch.ones(T, T, dtype=torch.bool).tril()  # True = may attend
     pattern = (torch.arange(T)[:, None] + torch.arange(T)) % 3 != 0  # every row keeps and blocks some keys
-    names = {
-        "merge": "the heads are merged without the transpose: (B, H, T, d_k) must become (B, T, H, d_k) first.",
-        "split": "the heads are split without the transpose: view as (B, T, H, d_k), then transpose(1, 2).",
-        "shared": "every head uses the same projection (the first d_k columns): head i must use its own block.",
-        "scale": "the scores are divided by sqrt(d_model): each head has width d_k = d_model / H, divide by sqrt(d_k).",
-        "no W_O": "the output projection W_o is not applied.",
-        "inverted": "the mask is inverted: True means 'may attend' (lesson 4), so fill -inf where the mask is False.",
-    }
-
-    def variant(kind, mask):  # what a known mistake computes
-        q, k, v = torch.nn.functional.linear(x, theirs.in_proj_weight, theirs.in_proj_bias).chunk(3, dim=-1)
-        if kind == "shared":
-            q, k, v = (t[..., :d_k].repeat(1, 1, H) for t in (q, k, v))
-        split = lambda t: t.reshape(B, H, T, d_k) if kind == "split" else t.reshape(B, T, H, d_k).transpose(1, 2)
-        s = split(q) @ split(k).transpose(-1, -2) / (d if kind == "scale" else d_k) ** 0.5
-        if mask is not None:
-            s = s.masked_fill(mask if kind == "inverted" else ~mask, float("-inf"))
-        o = torch.softmax(s, -1) @ split(v)
-        o = o.reshape(B, T, d) if kind == "merge" else o.transpose(1, 2).reshape(B, T, d)
-        return o if kind == "no W_O" else theirs.out_proj(o)
 
     for bias in (True, False):
         theirs = nn.MultiheadAttention(d, H, bias=bias, batch_first=True).double()
@@ -684,10 +721,8 @@ def _mha_module_hidden():
         load_from_torch(mine.double(), theirs)
         for mask in (None, pattern, causal):
             what = f"mha(x, mask) after .double() (d_model = 48, 3 heads, bias={bias}, a mask: {mask is not None})"
+            mistakes = _mistakes_for(theirs, x, mask)
             with torch.no_grad():  # the mask passed by position, as lessons 10 and 11 pass it
-                mistakes = {
-                    text: variant(kind, mask) for kind, text in names.items() if kind != "inverted" or mask is pattern
-                }
                 checks.same_as_torch_attention(lambda: mine(x, mask), theirs, x, mask, what, mistakes, atol=1e-9)
     mine(x, mask=causal)[0].pow(2).sum().backward()  # the mask by name works too
     grads = {n: getattr(mine, n).weight.grad for n in ("W_q", "W_k", "W_v", "W_o")}
@@ -706,9 +741,20 @@ for _bias in (_theirs.in_proj_bias, _theirs.out_proj.bias):
     nn.init.normal_(_bias)  # PyTorch starts biases at 0: make them count
 load_from_torch(_mine, _theirs)
 _x, _causal = torch.randn(3, 5, 8), torch.ones(5, 5, dtype=torch.bool).tril()  # B = 3, T = 5, d_model = 8
-_hint = "Usual causes: no transpose in the split or merge, one projection for all heads, sqrt(d_model), no W_o."
-checks.same_as_torch_attention(lambda: _mine(_x), _theirs, _x, None, "mha(x), x of shape (3, 5, 8)", hint=_hint)
-checks.same_as_torch_attention(lambda: _mine(_x, _causal), _theirs, _x, _causal, "mha(x, causal_mask)", hint=_hint)
+_what, _m = "mha(x), x of shape (3, 5, 8)", _mistakes_for(_theirs, _x, None)
+checks.same_as_torch_attention(lambda: _mine(_x), _theirs, _x, None, _what, _m)
+_m = _mistakes_for(_theirs, _x, _causal)
+checks.same_as_torch_attention(lambda: _mine(_x, _causal), _theirs, _x, _causal, "mha(x, causal_mask)", _m)
+_x64 = _x.double()  # lessons 10 and 11 run the module in float64, with the mask passed by name
+_keep = (torch.arange(5)[:, None] + torch.arange(5)) % 3 != 0  # every row keeps some keys and blocks others
+_what = "mha(x, mask=mask) after .double(), x in float64, a mask that blocks some keys in every row"
+_m = _mistakes_for(_theirs.double(), _x64, _keep)
+checks.same_as_torch_attention(lambda: _mine.double()(_x64, mask=_keep), _theirs, _x64, _keep, _what, _m)
+_far = MultiHeadAttention(8, 2, bias=False)
+with torch.no_grad():  # entries >= 1 and W_k = -W_q: every score is below -1e10
+    _far.W_q.weight.copy_(1e5 * torch.eye(8)), _far.W_k.weight.copy_(-1e5 * torch.eye(8))
+_w_far = checks.attempt(_far, _x.abs() + 1, _causal, what="mha(x, causal_mask) with every score below -1e10")[1]
+checks.blocked_weights_zero(_w_far, _causal, "mha(x, causal_mask), every score below -1e10")
 checks.passed("MultiHeadAttention")
 
 # %% [markdown]
@@ -875,9 +921,11 @@ with ac.student_code("MultiHeadAttention"):
             )
 
 # %% [markdown]
-# **What heads cost.** Each head keeps its own $T \times T$ weight matrix, so one sequence needs
-# $H \cdot T^2$ attention weights: the memory grows with the number of heads and with the *square* of
-# the length. The parameters do not grow: $W^Q, W^K, W^V, W^O$ are $d_{\text{model}} \times d_{\text{model}}$
+# **What heads cost.** Each head computes its own $T \times T$ weight matrix, so one sequence needs
+# $H \cdot T^2$ attention weights. Your module returns them all and keeps them for the backward pass, so
+# here the memory grows with the number of heads and with the *square* of the length. That holds only
+# while the weights are stored: lesson 11 computes the same output block by block without ever holding
+# them, and its memory grows only linearly in $T$. The parameters do not grow: $W^Q, W^K, W^V, W^O$ are $d_{\text{model}} \times d_{\text{model}}$
 # whatever $H$ is (with $d_k = d_{\text{model}}/H$), so there are $4(d_{\text{model}}^2 + d_{\text{model}})$
 # numbers with biases. More heads only cut the same matrices into narrower blocks. We count both on your
 # module, with $d_{\text{model}} = 64$.
@@ -901,11 +949,12 @@ with ac.student_code("MultiHeadAttention"):
             f"H = {H}", (lengths[-1], entries[H][-1]), xytext=(6, 0), textcoords="offset points", va="center"
         )
     memory.set_xticks(lengths, [str(T) for T in lengths])
+    memory.yaxis.set_major_formatter(plt.FuncFormatter(lambda v, _: f"{v:,.0f}"))  # 1,000, not 10³
     memory.minorticks_off()
     memory.set_xlim(12, 700)  # room for the labels at the right
     memory.set_xlabel("sequence length T")
     memory.set_ylabel("attention weights per sequence")
-    memory.set_title("Memory grows as H·T²")
+    memory.set_title("Stored weights grow as H·T²")
     labels = [str(H) for H in head_counts]
     count.bar(labels, [params[H] for H in head_counts], color=plots.color("yours"), label="your module")
     count.plot(labels, [torch_params[H] for H in head_counts], "_", ms=28, mew=2.5, color=plots.color("pytorch"))
@@ -1067,8 +1116,8 @@ with ac.student_code("multi_head_attention"):
 #   $W^Q, W^K, W^V$ stacked and transposed; `out_proj` is $W^O$). Our boolean masks are True where attention
 #   is allowed (lesson 4); `nn.MultiheadAttention`'s `attn_mask` means the opposite, so it gets `~mask`.
 #   It averages the weights over the heads unless you pass `average_attn_weights=False`.
-# * Cost: $H\cdot T^2$ attention weights per sequence; $4(d_{\text{model}}^2 + d_{\text{model}})$
-#   parameters whatever $H$ is.
+# * Cost: $H\cdot T^2$ attention weights per sequence, all held in memory when they are stored as here
+#   (lesson 11 avoids storing them); $4(d_{\text{model}}^2 + d_{\text{model}})$ parameters whatever $H$ is.
 # * Different heads can follow different relations: *dog → barked* in one, *dog → which* in another.
 #
 # Next lesson: attention ignores word order entirely — positional encodings put it back.
@@ -1158,5 +1207,5 @@ q4_answer = 8 * 1024**2
 # that says one head "can only return one vector" gets this point only if it names the real limit (one
 # distribution). 1 point: uses the dog experiment (dog → barked in one head, dog → which in another;
 # one head splits its weight and blends). 1 point: names a cost: narrower subspace per head
-# ($d_k = d_{\text{model}}/H$) or $H\cdot T^2$ memory for the weights. No point for restating the question.
+# ($d_k = d_{\text{model}}/H$) or $H\cdot T^2$ memory for the weights when they are stored, as here. No point for restating the question.
 # ### END SOLUTION

@@ -117,7 +117,7 @@ fig, axes = plt.subplots(1, 2, figsize=(8.2, 3.7), layout="constrained")
 plots.attention_heatmap(w_cd, cat_dog, ax=axes[0], title="“The cat chased the dog”", colorbar=False)
 plots.attention_heatmap(w_dc, dog_cat, ax=axes[1], title="“The dog chased the cat”", colorbar=False)
 fig.colorbar(axes[0].images[0], ax=axes, shrink=0.85, label="weight")
-fig.suptitle(f"No positions: the same weights, rows and columns reordered (d_model = {d_model})")
+fig.suptitle(rf"No positions: the same weights, rows and columns reordered ($d_{{\mathrm{{model}}}}$ = {d_model})")
 plots.show(
     fig,
     name="07_permutation",
@@ -222,6 +222,11 @@ checks.expect_close(checks.call(positional_encoding, 3, 4), _want, "positional_e
 _pe = positional_encoding(20, 8)
 _what = "sin² + cos² of every pair (columns 2i and 2i+1) of positional_encoding(20, 8)"
 checks.expect_close(_pe[:, 0::2] ** 2 + _pe[:, 1::2] ** 2, np.ones((20, 4)), _what)
+_what = "positional_encoding(1, 6) (one position; d_model / 2 = 3 pairs, an odd number)"
+_one = checks.attempt(
+    positional_encoding, 1, 6, what=_what, hint="build the table for any even d_model and any T >= 1."
+)
+checks.expect_close(_one, [[0.0, 1.0, 0.0, 1.0, 0.0, 1.0]], _what)
 
 
 ### BEGIN HIDDEN TESTS
@@ -310,7 +315,8 @@ def positional_encoding(T, d_model):
 def _add_pe_checks(X, what):
     before, T, d = X.copy(), *X.shape[-2:]
     want = X + positional_encoding(T, d)  # before the call, which could change X
-    got = checks.call(add_positional_encoding, X)
+    axes = "T is X.shape[-2] and d_model is X.shape[-1], with or without a batch axis in front."
+    got = checks.attempt(add_positional_encoding, X, what=what, hint=axes)
     checks.expect_close(X, before, f"the input X after {what}", mistakes={"X was modified in place (X += …).": want})
     mistakes = {
         "every token got the encoding of position 0: add row p to token p.": X + positional_encoding(1, d),
@@ -322,6 +328,9 @@ def _add_pe_checks(X, what):
 
 
 _add_pe_checks(data.embed(cat_dog, 8), "add_positional_encoding on a (5, 8) sentence")
+_add_pe_checks(
+    np.stack([data.embed(cat_dog, 8), data.embed(dog_cat, 8)]), "add_positional_encoding on a batch (2, 5, 8)"
+)
 ### BEGIN HIDDEN TESTS
 _rng = np.random.default_rng(7)
 _add_pe_checks(_rng.standard_normal((3, 7, 16)), "add_positional_encoding on a batch (3, 7, 16)")
@@ -364,7 +373,9 @@ with ac.student_code("positional_encoding"):
     im = axes[0].imshow(pe_fig, cmap=plots.DIVERGING, vmin=-1, vmax=1, aspect="auto")
     axes[0].set_xlabel("dimension (even: sin, odd: cos)")
     axes[0].set_ylabel("position p")
-    axes[0].set_title(f"Your table (T = {T_fig}, d_model = {d_fig}):\nfast pairs left, slow pairs right")
+    axes[0].set_title(
+        f"Your table (T = {T_fig}, $d_{{\\mathrm{{model}}}}$ = {d_fig}):\nfast pairs left, slow pairs right"
+    )
     fig.colorbar(im, ax=axes[0], label="value")
     # the three curves coincide: one line, and the other two starts as markers on every third offset
     axes[1].plot(offsets, curves[0], "-", color=plots.color("yours"), lw=2, label=f"start p = {starts[0]}")
@@ -373,7 +384,7 @@ with ac.student_code("positional_encoding"):
             offsets[j::3], curves[j][j::3], marker, ms=6, mfc="none", color=plots.TEXT, label=f"start p = {starts[j]}"
         )
     axes[1].set_xlabel("offset k (negative: back, positive: ahead)")
-    axes[1].set_ylabel("PE_p · PE_(p+k)")
+    axes[1].set_ylabel(r"$\mathrm{PE}_p \cdot \mathrm{PE}_{p+k}$")
     axes[1].set_title("The dot product depends only on the offset:\nthree starts, one curve, symmetric about 0")
     axes[1].legend(loc="lower center")
     spread = np.abs(curves - curves[0]).max()
@@ -580,20 +591,20 @@ class EncodingView(widgets.View):
             interpolation="nearest",
             extent=(0, 1, self.T - 0.5, -0.5),
         )
-        left.set_xticks([0, 0.5, 1], ["0", "d_model / 2", "d_model"])
+        left.set_xticks([0, 0.5, 1], ["0", r"$d_{\mathrm{model}}/2$", r"$d_{\mathrm{model}}$"])
         left.set_xlabel("dimension (even: sin, odd: cos)")
         left.set_ylabel("position")
         fig.colorbar(self.table, ax=left, label="value", pad=0.08)  # room for the pointer at the picked row
         self.row = left.axhline(0, color=plots.color("guide"), lw=1.5)
         (self.pointer,) = left.plot([1.025], [0], "<", ms=10, color=plots.color("highlight"), clip_on=False)
         left.set_xlim(0, 1)
-        left.set_title(f"Your PE table (T = {self.T}; d_model: see the slider)")
+        left.set_title(rf"Your PE table (T = {self.T}; $d_{{\mathrm{{model}}}}$: see the slider)")
         (self.curve,) = right.plot(np.arange(self.T), np.zeros(self.T), "o-", ms=3, color=plots.color("yours"))
         self.mark = right.axvline(0, color=plots.color("highlight"), ls="--", lw=2)
         right.set_xlim(-1, self.T)
         right.set_ylim(-1.05, 1.05)
         right.set_xlabel("position q")
-        right.set_ylabel("cosine similarity of PE_p and PE_q")
+        right.set_ylabel(r"cosine similarity of $\mathrm{PE}_p$ and $\mathrm{PE}_q$")
         self.title = right.set_title("\n")  # two lines, filled in by update()
         self.dynamic = [self.table, self.row, self.pointer, self.curve, self.mark, self.title]
         return fig

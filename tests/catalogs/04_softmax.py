@@ -28,7 +28,7 @@ EXERCISES = {
             "normalises the whole array": (SM + "    e = np.exp(x - x.max())\n    return e / e.sum()", "whole array"),
             "max without keepdims": (
                 SM + "    e = np.exp(x - x.max(axis=axis))\n    return e / e.sum(axis=axis, keepdims=True)",
-                None,
+                "keepdims=True, so that they broadcast",
             ),
             "global maximum": (
                 SM + "    e = np.exp(x - x.max())\n    return e / e.sum(axis=axis, keepdims=True)",
@@ -67,6 +67,12 @@ EXERCISES = {
             "log-sum-exp without the shift (float32 cancellation)": (
                 SM + "    return np.exp(x - np.logaddexp.reduce(x, axis=axis, keepdims=True))",
                 "float32 is off by",
+            ),
+            # issue 32: an in-place shift gives the right numbers but overwrites the caller's scores
+            "shifts x in place (x -= max)": (
+                SM + "    x -= x.max(axis=axis, keepdims=True)\n    e = np.exp(x)\n"
+                "    return e / e.sum(axis=axis, keepdims=True)",
+                "changed the array it was given",
             ),
             "logits clipped to ±80": (
                 SM + "    e = np.exp(np.clip(x, -80, 80))\n    return e / e.sum(axis=axis, keepdims=True)",

@@ -31,12 +31,12 @@ EXERCISES = {
             ),
             "weights transposed": (
                 "def project_qkv(X, W_Q, W_K, W_V):\n    return X @ W_Q.T, X @ W_K.T, X @ W_V.T",
-                None,
+                "with no transpose",
             ),
             "only one sequence": (
                 "def project_qkv(X, W_Q, W_K, W_V):\n"
                 "    f = lambda W: np.einsum('td,dk->tk', X, W)\n    return f(W_Q), f(W_K), f(W_V)",
-                None,
+                "any number of leading batch axes",
             ),
             "returns None": ("def project_qkv(X, W_Q, W_K, W_V):\n    Q, K, V = X @ W_Q, X @ W_K, X @ W_V", None),
             "returns (V, K, Q)": (
@@ -114,6 +114,11 @@ EXERCISES = {
             "divides by sqrt(T) (Q.shape[-2])": (
                 _SA + "    w = softmax(Q @ np.swapaxes(K, -1, -2) / np.sqrt(Q.shape[-2]))\n    return w @ V, w",
                 "the number of tokens T",
+            ),
+            # issue 32: with d_v = 1 in the worked example this was told "the scores are not scaled"
+            "divides by sqrt(d_v) (V.shape[-1])": (
+                _SA + "    w = softmax(Q @ np.swapaxes(K, -1, -2) / np.sqrt(V.shape[-1]))\n    return w @ V, w",
+                "divided by sqrt(d_v), the width of the values",
             ),
             "output uses weights.T": (
                 _SA + "    w = softmax(Q @ np.swapaxes(K, -1, -2) / np.sqrt(Q.shape[-1]))\n"
@@ -242,6 +247,10 @@ EXERCISES = {
                 _module("        w = torch.softmax(q @ k.mT / self.d_k ** 0.5, dim=1)\n        return w @ v, w\n"),
                 "softmax runs over the queries",
             ),
+            "divides by sqrt(d_v) (v.shape[-1])": (
+                _module("        w = torch.softmax(q @ k.mT / v.shape[-1] ** 0.5, dim=-1)\n        return w @ v, w\n"),
+                "divided by sqrt(d_v), the width of the values",
+            ),
             "scores computed in numpy (no gradient)": (
                 _module(
                     "        s = torch.from_numpy(q.detach().numpy() @ np.swapaxes(k.detach().numpy(), -1, -2))\n"
@@ -309,18 +318,35 @@ assert after["matching item → question"] < 0.25, "only a small share back"
 with torch.no_grad():
     ratio = {n: p(E_colour).norm(dim=-1).mean() / p(E_animal).norm(dim=-1).mean() for n, p in (("q", toy.W_q), ("k", toy.W_k), ("v", toy.W_v))}
 assert ratio["q"] > 1 and ratio["k"] > 1 and ratio["v"] < 1, ratio
-# the QK and OV circuits
-claim("14.6", same_colour) and claim("−3.3", other_colour)
-claim("−8.9", QK[10, 10]) and claim("−4.1", QK[:4, 10].mean())
-claim("13.9", -own_minus_match.mean()) and claim("−13.2", question_part.mean())
-claim("−0.2", question_part_before.mean())
-assert question_part_before.mean() > question_part.mean() + 10, "the '?' part was learned, not there at the start"
-claim("6.7", own_animal) and claim("−1.5", other_animal) and claim("3.5", np.abs(OV[[0, 1, 2, 3, 10]]).max())
-# the rank limit: at d_k = 1 each seed answers exactly two colours every time; from d_k = 2 on, 100 %
-assert len(SEEDS) >= 3 and all(found[s] == 2 for s in SEEDS), found
-missed = [a for s in SEEDS for a in by_colour[1, s] if a < 0.99]
-claim("37%", 100 * min(missed)) and claim("55%", 100 * max(missed)) and claim("74.2%", 100 * mean_accuracy[1])
-assert all(accuracy[dk, s] == 1.0 for dk in DK_SWEEP if dk >= 2 for s in SEEDS) and claim("100%", 100 * mean_accuracy[2])
+# The QK and OV circuits, and the rank limit: numbers from training, so the prose states orderings and bounds with
+# wide margins (this machine: 14.6 / -3.3, -8.9 / -4.1, 13.9 / -13.2 / -0.2, 6.7 / -1.5 / 3.5; per seed at d_k = 1
+# two colours at 100 % and the others 37-55 %, 74.2 % on average), never the digits one run printed.
+def above(text, value):
+    assert float(value) > float(_number(text)), f"the prose says above {text}, the notebook measured {value!r}"
+    _claimed.add(_number(text).lstrip("-"))
+    return True
+
+
+def below(text, value):
+    assert float(value) < float(_number(text)), f"the prose says below {text}, the notebook measured {value!r}"
+    _claimed.add(_number(text).lstrip("-"))
+    return True
+
+
+assert same_colour > 10 and other_colour < 0, (same_colour, other_colour)
+assert QK[10, 10] < -5 and QK[:4, 10].mean() < 0, (QK[10, 10], QK[:4, 10].mean())
+assert -own_minus_match.mean() > 10, "the question scores its own key more than 10 below the matching item"
+assert question_part.mean() < 0.5 * own_minus_match.mean(), "the '?' part contributes most of that gap"
+assert abs(question_part_before.mean()) < 1, "close to 0 (within ±1) before training"
+assert own_animal > 5 and other_animal < 0, (own_animal, other_animal)
+assert np.abs(OV[[0, 1, 2, 3, 10]]).max() < 0.75 * own_animal, "well below the own-animal mean"
+above("99%", 100 * after["accuracy"])
+assert len(SEEDS) >= 3 and all(found[s] <= 2 for s in SEEDS), "a rank-1 head answers at most two colours every time"
+for s in SEEDS:
+    best, rest = sorted(by_colour[1, s])[2:], sorted(by_colour[1, s])[:2]
+    above("97%", 100 * min(best)) and below("70%", 100 * max(rest))
+above("65%", 100 * mean_accuracy[1]) and below("85%", 100 * mean_accuracy[1])
+assert all(above("99%", 100 * accuracy[dk, s]) for dk in DK_SWEEP if dk >= 2 for s in SEEDS)
 print("every claim holds")
 """
 

@@ -52,7 +52,7 @@ EXERCISES = {
             "only one sequence": (
                 "def split_heads(X, num_heads):\n    h = num_heads\n    T, d = X.shape\n"
                 "    return X.reshape(T, h, d // h).transpose(1, 0, 2)",
-                None,
+                "any number of leading axes",
             ),
             "wrong axes swapped": (
                 "def split_heads(X, num_heads):\n    h = num_heads\n"
@@ -122,7 +122,7 @@ EXERCISES = {
             "softmax over the queries": (
                 _MHA + _PROJ + _SCORES + _MASK + "    w = softmax(s, axis=-2)\n"
                 "    return merge_heads(w @ V) @ W_O, w\n",
-                "sum of every row",
+                "softmax runs over the queries (axis -2)",
             ),
             "returns (weights, output)": (
                 _MHA + _PROJ + _SCORES + _MASK + "    w = softmax(s)\n    return w, merge_heads(w @ V) @ W_O\n",
@@ -131,6 +131,10 @@ EXERCISES = {
             "scaled by d_k, not its root": (
                 _MHA + _PROJ + "    s = Q @ np.swapaxes(K, -1, -2) / Q.shape[-1]\n" + _MASK + _END,
                 None,
+            ),
+            "no scaling": (
+                _MHA + _PROJ + "    s = Q @ np.swapaxes(K, -1, -2)\n" + _MASK + _END,
+                "the scores are not scaled",
             ),
             # issue 22: a large negative number in place of -inf passed; every allowed score below -1e10 catches it
             "-1e9 in place of -inf": (
@@ -220,6 +224,15 @@ EXERCISES = {
                 "sqrt(d_model)",
             ),
             "no W_o": (_module(out="        return o, w\n"), "W_o is not applied"),
+            # issue 32: these two were told a list of usual causes; the message now names each
+            "softmax over dim -2 (the queries)": (
+                _module().replace(_F_W, "        w = torch.softmax(s, dim=-2)\n"),
+                "softmax runs over the queries (dim -2)",
+            ),
+            "scaled by sqrt(d_model), read from x": (
+                _module(scores="        s = q @ k.transpose(-2, -1) / x.shape[-1] ** 0.5\n"),
+                "the scores are divided by sqrt(d_model)",
+            ),
             "mask inverted": (
                 _module(mask="        if mask is not None:\n            s = s.masked_fill(mask, float('-inf'))\n"),
                 "mask is inverted",
