@@ -62,11 +62,11 @@ EXERCISES = {
             "float32 inside, for float64 logits too": (
                 SM + "    x = np.asarray(x, np.float32)\n    e = np.exp(x - x.max(axis=axis, keepdims=True))\n"
                 "    return e / e.sum(axis=axis, keepdims=True)",
-                "(float64) is off by",
+                "(float64): off by",
             ),
             "log-sum-exp without the shift (float32 cancellation)": (
                 SM + "    return np.exp(x - np.logaddexp.reduce(x, axis=axis, keepdims=True))",
-                "float32 is off by",
+                "float32: off by",
             ),
             # issue 32: an in-place shift gives the right numbers but overwrites the caller's scores
             "shifts x in place (x -= max)": (

@@ -216,7 +216,7 @@ EXERCISES = {
                     "    x = self.attend(n(x, self.norm1))\n    return r * x + self.ffn(n(x, self.norm2))\n"
                     "x = n(self.attend(x), self.norm1)\nreturn n(r * x + self.ffn(x), self.norm2)"
                 ),
-                "the post-LN block is off",
+                "the post-LN block: off by",
             ),
             "no residual around the FFN": (
                 _block(
@@ -224,19 +224,19 @@ EXERCISES = {
                         "skip = x if self.residual else 0", "skip = x if self.residual and ln is not self.norm2 else 0"
                     )
                 ),
-                "the post-LN block is off",
+                "the post-LN block: off by",
             ),
             "norm1 twice": (
                 _block(
                     _SWITCHED.format(attend="self.attend").replace("(self.ffn, self.norm2)", "(self.ffn, self.norm1)")
                 ),
-                "the post-LN block is off",
+                "the post-LN block: off by",
             ),
             "post-LN normalises the branch only": (
                 _block(
                     _SWITCHED.format(attend="self.attend").replace("else n(skip + f(x), ln)", "else skip + n(f(x), ln)")
                 ),
-                "the post-LN block is off",
+                "the post-LN block: off by",
             ),
             "pre-LN normalises the sum again": (
                 _block(
@@ -244,7 +244,7 @@ EXERCISES = {
                         "skip + f(n(x, ln)) if", "n(skip + f(n(x, ln)), ln) if"
                     )
                 ),
-                "the pre-LN block is off",
+                "the pre-LN block: off by",
             ),
             "detached through numpy": (
                 _block(
@@ -289,7 +289,7 @@ EXERCISES = {
                         "return x", "return n(x, self.norm2) if self.norm_first else x"
                     )
                 ),
-                "the pre-LN block is off",
+                "the pre-LN block: off by",
             ),
             "eps of the norms ignored": (
                 _block(
