@@ -22,8 +22,8 @@ the global random generators is then not a reason to keep it (its definitions an
 """
 
 import ast
-import copy
 import builtins
+import copy
 import hashlib
 import re
 import symtable
@@ -44,7 +44,7 @@ OPAQUE = re.compile(
 # Global random generators: seeding, drawing, or making a layer that draws its weights. np.random.default_rng and
 # torch.Generator are generators of their own, not the global ones (a draw with generator=g still counts: simple).
 RNG = re.compile(
-    r"\b((np|numpy)\.random\.(?!default_rng\b|Generator\b|PCG64\b|SeedSequence\b)|random\.\w+\(|"
+    r"\b((np|numpy)\.random\.(?!default_rng\b|Generator\b|PCG64\b|SeedSequence\b)|(?<![\w.])random\.\w+\(|"
     r"torch\.(manual_seed|seed|initial_seed|get_rng_state|set_rng_state|rand\w*|normal|bernoulli|multinomial|"
     r"poisson)\b|manual_seed|rand(n|int|perm|om)?(_like)?\(|nn\.[A-Z]\w*\(|init\.\w+_?\(|dropout|Dropout|"
     r"(uniform|normal|random|bernoulli|exponential|geometric|cauchy|log_normal)_\(|(RNN|RNNCell|GRU|GRUCell|LSTM|"
