@@ -61,6 +61,26 @@ c.HTMLExporter.extra_template_basedirs = [
 c.HTMLExporter.preprocessors = ["attention_course.offline_maths.MathML", "autograde.feedback.RubricBeside"]
 c.RubricBeside.source = os.path.join(ROOT, "solutions")
 
+# Grade and validate only what the grade depends on (autograde/prune.py, README "What is executed for a grade"):
+# nbgrader's Autograde (`nbgrader autograde`, the formgrader's button; `python -m autograde` does the same in its
+# workers) runs PruneCells before Execute; nbgrader's Validate (the button, `nbgrader validate`) prunes through
+# nbclient's hook, against the release's cells (notebooks/.release_cells.json, made by `make release`).
+# Every cell executed: c.PruneCells.enabled = False here, `python -m autograde ... --full`, or AUTOGRADE_FULL=1.
+c.Autograde.autograde_preprocessors = [
+    "autograde.pruning.PruneCells",
+    "nbgrader.preprocessors.Execute",
+    "nbgrader.preprocessors.IgnorePattern",
+    "nbconvert.preprocessors.ClearMetadataPreprocessor",
+    "nbgrader.preprocessors.LimitOutput",
+    "nbgrader.preprocessors.SaveAutoGrades",
+    "nbgrader.preprocessors.AssignLatePenalties",
+    "nbgrader.preprocessors.CheckCellMetadata",
+]
+c.PruneCells.enabled = os.environ.get("AUTOGRADE_FULL") != "1"
+c.Execute.on_notebook_start = importlib.import_module("autograde.prune").validate_hook(
+    os.path.join(ROOT, "notebooks", ".release_cells.json")
+)
+
 # Per-cell limit while grading (Execute.timeout wins over ExecutePreprocessor.timeout).
 c.Execute.timeout = 60
 c.ClearSolutions.code_stub = {"python": "# YOUR CODE HERE\nraise NotImplementedError()"}

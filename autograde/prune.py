@@ -487,3 +487,73 @@ def plan(cells, release):
 def release_fingerprints(release_nb):
     """The fingerprints of a release notebook's code cells (what a student did not write)."""
     return {fingerprint(c.get("source", "")) for c in release_nb["cells"] if c.get("cell_type") == "code"}
+
+
+# --- marking a notebook ---------------------------------------------------------------------------------------
+
+SKIP_TAG = "skip-execution"  # the tag nbclient's NotebookClient (so nbgrader's Execute) does not execute
+
+
+def _tags(cell):
+    metadata = cell.setdefault("metadata", {})
+    tags = metadata.get("tags")
+    return tags if isinstance(tags, list) else []
+
+
+def unmark(cell):
+    """No cell skips execution because of what the submission says: the tag and the flag come from here only."""
+    metadata = cell.get("metadata")
+    if not isinstance(metadata, dict):
+        return
+    if SKIP_TAG in _tags(cell):
+        metadata["tags"] = [t for t in _tags(cell) if t != SKIP_TAG]
+    metadata.pop(FLAG, None)
+
+
+def mark(cell, why=""):
+    """A cell grading leaves out: nbclient skips it, and its outputs become the note (no stale output is shown as
+    the grader's)."""
+    cell["metadata"]["tags"] = [*_tags(cell), SKIP_TAG]
+    cell["metadata"][FLAG] = {"not_run": True}
+    cell["outputs"] = [{"output_type": "stream", "name": "stdout", "text": NOTE + "\n"}]
+    cell["execution_count"] = None
+
+
+def apply(nb, release):
+    """Mark the cells of `nb` that grading leaves out (release: fingerprints, or None: none). Returns the Plan."""
+    for cell in nb["cells"]:
+        unmark(cell)
+    result = plan(nb["cells"], release)
+    for index in result.skip:
+        mark(nb["cells"][index])
+    return result
+
+
+def read_fingerprints(path):
+    """The fingerprints of every release code cell of the course, from `notebooks/.release_cells.json` (made by
+    `make release`), or None when the file is missing or unreadable (then nothing is left out)."""
+    import json
+
+    try:
+        with open(path, encoding="utf-8") as file:
+            return {fp for cells in json.load(file).values() for fp in cells}
+    except (OSError, ValueError, AttributeError, TypeError):
+        return None
+
+
+def validate_hook(fingerprints_path):
+    """nbclient's `on_notebook_start` hook for nbgrader's Validate (NBGRADER_VALIDATING=1): the notebook is pruned
+    against the course's release fingerprints before it runs. Set in nbgrader_config.py as
+    `c.Execute.on_notebook_start`; it does nothing in any other run (nbgrader's autograde has PruneCells)."""
+    import os
+
+    def on_notebook_start(notebook=None, **_):
+        if notebook is None or os.environ.get("NBGRADER_VALIDATING") != "1":
+            return
+        if os.environ.get("AUTOGRADE_FULL") == "1":
+            for cell in notebook["cells"]:
+                unmark(cell)
+            return
+        apply(notebook, read_fingerprints(fingerprints_path))
+
+    return on_notebook_start
