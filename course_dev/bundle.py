@@ -4,7 +4,8 @@
 
 Contents: notebooks/, the helper package, pyproject.toml, a student Makefile and README (tools/student/), and
 requirements.txt / environment.yml with the course's runtime packages only (`STUDENT_PACKAGES`), at the
-course's pins. Never: solutions/, tests/, autograde/ (gradebook, submissions), course_dev/, tools/, and none
+course's pins; and nbgrader's configuration for Validate (`STUDENT_CONFIG`): only the cells the checks depend on
+run, as when grading (autograde/prune.py, copied as .validate/prune.py, with notebooks/.release_cells.json). Never: solutions/, tests/, autograde/ (gradebook, submissions), course_dev/, tools/, and none
 of the instructor's or developer's tools (jupyterhub, pytest, playwright, ruff, a database driver).
 """
 
@@ -33,6 +34,20 @@ STUDENT_PACKAGES = [
     "nbconvert",
     "latex2mathml",
 ]
+STUDENT_CONFIG = '''"""nbgrader's Validate (the button, `make validate`): only the cells the checks depend on run, as when your
+instructor grades (.validate/prune.py). AUTOGRADE_FULL=1 runs every cell."""
+
+import importlib.util
+import os
+import sys
+
+c = get_config()  # noqa: F821  (provided by traitlets)
+HERE = os.path.dirname(os.path.abspath(__file__))
+_spec = importlib.util.spec_from_file_location("course_validate_prune", os.path.join(HERE, ".validate", "prune.py"))
+prune = sys.modules.setdefault("course_validate_prune", importlib.util.module_from_spec(_spec))
+_spec.loader.exec_module(prune)
+c.Execute.on_notebook_start = prune.validate_hook(os.path.join(HERE, "notebooks", ".release_cells.json"))
+'''
 IGNORE = shutil.ignore_patterns("__pycache__", "*.pyc", ".ipynb_checkpoints", "*.egg-info")
 PIN = re.compile(r"^(\s*-\s*)?([A-Za-z0-9_.-]+)==")
 
@@ -64,6 +79,9 @@ def build(dest):
         (dest / pins).write_text(note + only_runtime((ROOT / pins).read_text()))
     shutil.copy(ROOT / "tools" / "student" / "Makefile", dest / "Makefile")
     shutil.copy(ROOT / "tools" / "student" / "README.md", dest / "README.md")
+    (dest / ".validate").mkdir()
+    shutil.copy(ROOT / "autograde" / "prune.py", dest / ".validate" / "prune.py")
+    (dest / "nbgrader_config.py").write_text(STUDENT_CONFIG)
     archive = shutil.make_archive(str(dest), "zip", root_dir=dest.parent, base_dir=dest.name)
     return dest, Path(archive)
 

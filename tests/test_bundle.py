@@ -45,7 +45,10 @@ def test_bundle_contents(bundle):
     folder, archive = bundle
     names = {p.name for p in folder.iterdir()}
     assert {"notebooks", "attention_course", "requirements.txt", "README.md", "Makefile"} <= names
-    assert not names & {"solutions", "tests", "autograde", "tools", "course_dev", "nbgrader_config.py"}
+    assert not names & {"solutions", "tests", "autograde", "tools", "course_dev"}
+    config = (folder / "nbgrader_config.py").read_text()  # the student's: Validate prunes, nothing of the course's
+    assert "validate_hook" in config and "CourseDirectory" not in config and "db_url" not in config
+    assert (folder / ".validate" / "prune.py").is_file() and (folder / "notebooks" / ".release_cells.json").is_file()
     assert not list(folder.rglob("*.db")), "a gradebook leaked into the bundle"
     for lesson in LESSONS:
         assert (folder / "notebooks" / lesson / f"{lesson}.ipynb").is_file()
