@@ -5,7 +5,8 @@
 Contents: notebooks/, the helper package, pyproject.toml, a student Makefile and README (tools/student/), and
 requirements.txt / environment.yml with the course's runtime packages only (`STUDENT_PACKAGES`), at the
 course's pins; and nbgrader's configuration for Validate (`STUDENT_CONFIG`): only the cells the checks depend on
-run, as when grading (autograde/prune.py, copied as .validate/prune.py, with notebooks/.release_cells.json). Never: solutions/, tests/, autograde/ (gradebook, submissions), course_dev/, tools/, and none
+run, as when grading (autograde/prune.py, copied as .validate/prune.py, with notebooks/.release_cells.json).
+Never: solutions/, tests/, autograde/ (gradebook, submissions), course_dev/, tools/, and none
 of the instructor's or developer's tools (jupyterhub, pytest, playwright, ruff, a database driver).
 """
 
@@ -34,8 +35,8 @@ STUDENT_PACKAGES = [
     "nbconvert",
     "latex2mathml",
 ]
-STUDENT_CONFIG = '''"""nbgrader's Validate (the button, `make validate`): only the cells the checks depend on run, as when your
-instructor grades (.validate/prune.py). AUTOGRADE_FULL=1 runs every cell."""
+STUDENT_CONFIG = '''"""nbgrader's Validate (the button, `make validate`): only the cells the checks depend on run,
+as when your instructor grades (.validate/prune.py). AUTOGRADE_FULL=1 runs every cell."""
 
 import importlib.util
 import os

@@ -12,7 +12,6 @@ reads for partial credit), so the same points per question.
 
 import copy
 
-import nbformat
 import pytest
 from conftest import lesson_params
 from harness import exercises, grade_id, is_test, load_catalog, read, solution_path, student_path
