@@ -557,3 +557,27 @@ def validate_hook(fingerprints_path):
         apply(notebook, read_fingerprints(fingerprints_path))
 
     return on_notebook_start
+
+
+def check_annotations(cells, release):
+    """The authoring check of `# autograde: independent` (LESSON_ANATOMY.md): problems, one line each. The mark
+    belongs on a plain code cell (not an answer or a test) that the analysis would keep only because of the global
+    random generators, and that it leaves out with the mark: anything else means the mark is wrong or dead. (That
+    leaving it out changes no grade is what tests/test_prune_equivalence.py proves on every catalog variant.)"""
+    problems = []
+    marked = [i for i, c in enumerate(cells) if c.get("cell_type") == "code" and facts(c.get("source", "")).annotated]
+    with_mark = plan(cells, release)
+    for i in marked:
+        unmarked = [dict(c) for c in cells]
+        unmarked[i] = {**cells[i], "source": normalise(cells[i].get("source", "")).replace(ANNOTATION, "# (mark off)")}
+        fps = set(release) | {fingerprint(unmarked[i]["source"])}
+        without = plan(unmarked, fps)
+        if is_graded(cells[i]):
+            problems.append(f"cell {i}: {ANNOTATION} on a graded cell (answers and tests always run)")
+        elif i not in with_mark.skip:
+            problems.append(f"cell {i}: {ANNOTATION} but the cell still runs ({with_mark.run[i]}): remove the mark")
+        elif i in without.skip:
+            problems.append(f"cell {i}: {ANNOTATION} is not needed (the cell is left out without it): remove the mark")
+        elif "random generator" not in without.run.get(i, ""):
+            problems.append(f"cell {i}: {ANNOTATION} lifts more than the random generators ({without.run.get(i)})")
+    return problems

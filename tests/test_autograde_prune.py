@@ -2,7 +2,10 @@
 notebooks built in memory. Fast, no kernel. The proof that it never changes a grade, on every lesson's catalog,
 is in tests/test_prune_equivalence.py (slow tier)."""
 
+import json
+
 import pytest
+from harness import LESSONS, ROOT, read, solution_path, student_path
 from nbformat.v4 import new_code_cell, new_markdown_cell
 
 from autograde import prune
@@ -201,3 +204,30 @@ def test_facts_of_a_cell():
     assert f.roots == {"x"}
     assert f.funcs["g"] == {"z"}
     assert not f.rng and not f.state
+
+
+def test_the_annotation_check():
+    heavy = new_code_cell(f"{prune.ANNOTATION}\nw = torch.randn(1000)")
+    cells = [new_code_cell(IMPORTS), heavy, check("torch.rand(1)")]
+    release = {prune.fingerprint(c.source) for c in cells}
+    assert prune.check_annotations(cells, release) == []
+    dead = [new_code_cell(IMPORTS), new_code_cell(f"{prune.ANNOTATION}\nw = 1"), check("pass")]
+    assert "not needed" in prune.check_annotations(dead, {prune.fingerprint(c.source) for c in dead})[0]
+    used = [new_code_cell(IMPORTS), new_code_cell(f"{prune.ANNOTATION}\nw = torch.randn(3)"), check("w.sum()")]
+    assert "still runs" in prune.check_annotations(used, {prune.fingerprint(c.source) for c in used})[0]
+
+
+@pytest.mark.parametrize("lesson", LESSONS)
+def test_every_lesson_marks_only_cells_the_mark_is_for(lesson):
+    """The authoring check of `# autograde: independent` on every lesson (static: no kernel)."""
+    solution = read(solution_path(lesson))
+    release = prune.release_fingerprints(read(student_path(lesson)))
+    assert prune.check_annotations(solution.cells, release) == []
+
+
+def test_release_fingerprints_are_up_to_date():
+    """notebooks/.release_cells.json (Validate's view of the release) matches the committed notebooks: run
+    `python -m course_dev.release --fingerprints` (make release does it) after building notebooks."""
+    from course_dev.release import FINGERPRINTS, fingerprints
+
+    assert json.loads((ROOT / FINGERPRINTS).read_text()) == fingerprints(ROOT)
