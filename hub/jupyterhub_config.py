@@ -92,6 +92,11 @@ def nbgrader_config(name):
         # The demo servers share one Unix user: every submission is owned by it, and nbgrader's owner check
         # would call each one a cheating attempt. With system accounts or containers, leave it on.
         "c.ExchangeCollect.check_owner = False",
+        # Validate runs only the cells the checks depend on, as grading does (autograde/prune.py); when the
+        # server's Python cannot import the course's grader, every cell runs.
+        "try:\n    from autograde.prune import validate_hook\nexcept ImportError:\n    validate_hook = None",
+        "if validate_hook:",
+        f"    c.Execute.on_notebook_start = validate_hook({str(COURSE_ROOT / 'notebooks' / '.release_cells.json')!r})",
     ]
     if name in INSTRUCTORS:
         lines.append(f"load_subconfig({str(COURSE_ROOT / 'nbgrader_config.py')!r})")
