@@ -41,6 +41,17 @@ OPAQUE = re.compile(
     r"\b(exec|eval|compile|globals|locals|vars|__import__|setattr|delattr|__dict__|__builtins__|"
     r"builtins|importlib|get_ipython|sys\.modules|__class__|__globals__|ctypes|gc\.)\b"
 )
+# Anywhere in a notebook, these make names read or written out of the analysis's sight (code in strings, the
+# namespace as a whole, IPython's history of outputs): then nothing is left out of that notebook.
+UNFOLLOWABLE = re.compile(
+    r"(?<!\.)\b(exec|eval|compile|globals|locals|vars)\b|\bdir\(\s*\)|"
+    r"\b(get_ipython|__main__|__builtins__|inspect|f_globals|f_locals|f_back|sys\.modules|setattr|delattr|"
+    r"__dict__|__globals__|ctypes|pickle|dill|shelve)\b"
+)
+# In a test cell (the course's own code, restored from the gradebook when grading), these may read names given as
+# strings: every identifier in the cell's strings then counts as read.
+NAMESPACE = {"exec", "eval", "compile", "globals", "locals", "vars", "dir()"}
+HISTORY = re.compile(r"^(_+|_\d+|_i+|_i\d+|Out|In|_oh|_ih|_dh|exit|quit)$")
 # Global random generators: seeding, drawing, or making a layer that draws its weights. np.random.default_rng and
 # torch.Generator are generators of their own, not the global ones (a draw with generator=g still counts: simple).
 RNG = re.compile(
@@ -109,6 +120,9 @@ class Facts:
     writes: bool = False
     file_reads: bool = False
     annotated: bool = False
+    unfollowable: str = ""  # why nothing of the notebook may be left out because of this cell ('' if nothing)
+    by_name: bool = False  # only because it reads the namespace with names in strings (globals(), eval...)
+    strings: set = field(default_factory=set)  # identifiers in the cell's strings
 
 
 def _scope_reads(table, out):
@@ -265,14 +279,11 @@ def facts(source):
     """The Facts of one code cell's source."""
     source = normalise(source)
     f = Facts(annotated=any(line.strip() == ANNOTATION for line in source.split("\n")))
-    if "get_ipython" in source or "%run" in source:
-        f.state = "uses IPython itself"
-        return f
     try:
         tree = ast.parse(source)
         table = symtable.symtable(source, "cell", "exec")
     except (SyntaxError, ValueError):
-        f.state = "does not parse as Python (a magic, a shell command, %run)"
+        f.state = f.unfollowable = "code that does not parse as Python (a magic, a shell command, %run)"
         return f
     symbols = table.get_symbols()
     f.defs = {s.get_name() for s in symbols if s.is_assigned() or s.is_imported()} | _global_binds(table, set())
@@ -284,6 +295,14 @@ def facts(source):
     for stmt in tree.body:
         _statement(f, stmt, source)
     f.exposed = _exposed(tree.body, f.funcs, f.reads)
+    found = {m[0].replace(" ", "") for m in UNFOLLOWABLE.finditer(code)}
+    history = sorted(n for n in f.exposed if HISTORY.match(n))
+    if found or history or "star import" in f.state:
+        f.unfollowable = f"`{sorted(found)[0]}`" if found else f"IPython's history ({history[0]})" if history else "*"
+        f.by_name = found <= NAMESPACE and not history and "star import" not in f.state
+        f.state = f.state or f"uses {f.unfollowable}"
+        f.strings = {w for n in ast.walk(tree) if isinstance(n, ast.Constant) and isinstance(n.value, str)
+                     for w in re.findall(r"[A-Za-z_]\w*", n.value)}  # fmt: skip
     return f
 
 
@@ -332,6 +351,11 @@ def is_graded(cell):
     """An answer cell or a test cell: what the grade is made of (always run)."""
     meta = _meta(cell)
     return bool(meta.get("solution") or meta.get("grade"))
+
+
+def _is_test(cell):
+    meta = _meta(cell)
+    return bool(meta.get("grade") and not meta.get("solution"))
 
 
 class _Groups:
@@ -468,6 +492,13 @@ def plan(cells, release):
     cells: the notebook's cells (nbformat nodes or dicts); release: the fingerprints of the release's code cells
     (`release_fingerprints`), or None when no release is known (then every cell runs)."""
     nb = survey(cells)
+    for i, f in nb.facts.items():
+        if f.by_name and _is_test(cells[i]):
+            f.unfollowable, f.exposed, f.reads = "", f.exposed | f.strings, f.reads | f.strings
+    blocked = next(((i, f.unfollowable) for i, f in nb.facts.items() if f.unfollowable), None)
+    if blocked:  # when in doubt, execute: every cell
+        why = f"cell {blocked[0]} uses {blocked[1]}, which the analysis cannot follow: every cell runs"
+        return Plan({i: why for i in nb.facts}, [])
     run, skip = {}, []
     needed, rng_needed, files_needed = set(), False, False
     for i in sorted(nb.facts, reverse=True):

@@ -231,3 +231,34 @@ def test_release_fingerprints_are_up_to_date():
     from course_dev.release import FINGERPRINTS, fingerprints
 
     assert json.loads((ROOT / FINGERPRINTS).read_text()) == fingerprints(ROOT)
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "q1 = eval('measured')",
+        "q1 = globals()['measured']",
+        "q1 = _",
+        "q1 = Out[3]",
+        "import __main__\nq1 = __main__.measured",
+        "def f():\n    return vars()\nq1 = 1",
+        "q1 = [n for n in dir()]",
+        "%time q1 = measured",
+        "from math import *\nq1 = 1",
+    ],
+)
+def test_an_answer_the_analysis_cannot_follow_runs_every_cell(source):
+    cells = [new_code_cell("measured = 3"), new_code_cell("unused = 1"), answer(source), check("assert q1")]
+    assert run(*cells) == []
+
+
+def test_a_throwaway_underscore_is_not_the_history():
+    cells = [new_code_cell("for _ in range(3):\n    pass\nunused = [0 for _ in range(2)]"), check("pass")]
+    assert run(*cells) == [0]
+
+
+def test_a_test_cell_reading_names_given_as_strings_counts_them_as_read():
+    cells = [new_code_cell("d_k = 4"), new_code_cell("other = 1"), check("assert globals().get('d_k') == 4")]
+    assert run(*cells) == [1]
+    cells = [new_code_cell("d_k = 4"), answer("q = globals()['d_k']"), check("assert q")]
+    assert run(*cells) == [], "in an answer (the student's code) it stops all pruning"
