@@ -256,7 +256,7 @@ def _function(node, source):
     reads = (_scope_reads(table, reads) | _global_binds(table, set())) - {node.name}
     stores = [t for n in ast.walk(node) for t in _targets(n) if isinstance(t, (ast.Attribute, ast.Subscript))]
     roots = {_root(t) for t in stores}
-    impure = bool(OPAQUE.search(text) or STATE.search(text) or _global_binds(table, set()))
+    impure = bool(OPAQUE.search(text) or STATE.search(text) or FILE_WRITE.search(text) or _global_binds(table, set()))
     impure = impure or None in roots or bool(roots & reads) or any(isinstance(n, ast.Global) for n in ast.walk(node))
     return reads, impure, bool(RNG.search(text))
 
