@@ -364,6 +364,7 @@ def bench_grading(lesson, count, workers, timeout, log):
         stock = subprocess.run(
             [sys.executable, "-m", "nbgrader", "autograde", lesson],
             cwd=stock_course,
+            env={**os.environ, "AUTOGRADE_FULL": "1"},  # stock: every cell (the course's config would prune)
             capture_output=True,
             text=True,
             timeout=timeout,
