@@ -544,9 +544,10 @@ def unmark(cell):
 def mark(cell, why=""):
     """A cell grading leaves out: nbclient skips it, and its outputs become the note (no stale output is shown as
     the grader's)."""
+    node = type(cell)  # nbformat's NotebookNode (attribute access) or a plain dict, as the notebook has them
     cell["metadata"]["tags"] = [*_tags(cell), SKIP_TAG]
-    cell["metadata"][FLAG] = {"not_run": True}
-    cell["outputs"] = [{"output_type": "stream", "name": "stdout", "text": NOTE + "\n"}]
+    cell["metadata"][FLAG] = node(not_run=True)
+    cell["outputs"] = [node(output_type="stream", name="stdout", text=NOTE + "\n")]
     cell["execution_count"] = None
 
 

@@ -262,3 +262,16 @@ def test_a_test_cell_reading_names_given_as_strings_counts_them_as_read():
     assert run(*cells) == [1]
     cells = [new_code_cell("d_k = 4"), answer("q = globals()['d_k']"), check("assert q")]
     assert run(*cells) == [], "in an answer (the student's code) it stops all pruning"
+
+
+def test_a_left_out_cell_is_marked_with_the_note_as_nbformat_reads_it():
+    from nbformat.v4 import new_notebook
+
+    nb = new_notebook(cells=[new_code_cell(IMPORTS), new_code_cell("y = 1"), check("pass")])
+    nb.cells[1].outputs = [{"output_type": "stream", "name": "stdout", "text": "stale"}]
+    plan = prune.apply(nb, {prune.fingerprint(c.source) for c in nb.cells})
+    cell = nb.cells[1]
+    assert 1 in plan.skip and cell.outputs[0].output_type == "stream" and prune.NOTE in cell.outputs[0].text
+    assert cell.metadata.autograde.not_run and prune.SKIP_TAG in cell.metadata.tags
+    prune.apply(nb, None)  # nothing known: every mark is taken off again
+    assert prune.SKIP_TAG not in nb.cells[1].metadata.tags and "autograde" not in nb.cells[1].metadata
