@@ -64,6 +64,24 @@ c.HTMLExporter.extra_template_basedirs = [
 c.HTMLExporter.preprocessors = ["autograde.feedback.RubricBeside", "attention_course.offline_maths.MathML"]
 c.RubricBeside.source = os.path.join(ROOT, "solutions")
 
+# Grade and validate only what the grade depends on (autograde/prune.py, README "What is executed for a grade"):
+# nbgrader's Autograde (`nbgrader autograde`, the formgrader's button; `python -m autograde` does the same in its
+# workers) runs PruneCells before Execute; nbgrader's Validate (the button, `nbgrader validate`) prunes through
+# nbclient's hook, against the release's cells (notebooks/.release_cells.json, made by `make release`), set in
+# tools/student/nbgrader_config.py (loaded above).
+# Every cell executed: c.PruneCells.enabled = False here, `python -m autograde ... --full`, or AUTOGRADE_FULL=1.
+c.Autograde.autograde_preprocessors = [
+    "autograde.pruning.PruneCells",
+    "nbgrader.preprocessors.Execute",
+    "nbgrader.preprocessors.IgnorePattern",
+    "nbconvert.preprocessors.ClearMetadataPreprocessor",
+    "nbgrader.preprocessors.LimitOutput",
+    "nbgrader.preprocessors.SaveAutoGrades",
+    "nbgrader.preprocessors.AssignLatePenalties",
+    "nbgrader.preprocessors.CheckCellMetadata",
+]
+c.PruneCells.enabled = os.environ.get("AUTOGRADE_FULL") != "1"
+
 # Per-cell limit while grading (Execute.timeout wins over ExecutePreprocessor.timeout); `python -m autograde
 # --cell-timeout` overrides it per batch. A student's Validate keeps the student file's longer limit.
 c.Execute.timeout = 60

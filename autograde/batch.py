@@ -113,6 +113,7 @@ class Batch:
             imports=self.imports,
             cell_timeout=self.settings.cell_timeout,
             canary=canary,
+            full=self.settings.full,
         )
 
 
@@ -167,6 +168,7 @@ def prepare(batch):
         "sandbox": batch.sandbox_kind,
         "cap": args.timeout,
         "cell": args.cell_timeout,
+        "full": args.full,
     }
     batch.fingerprint = course.fingerprint(lesson, json.dumps(settings, sort_keys=True))
     batch.template = batch.work / f"template-{lesson}-{batch.fingerprint[:16]}.db"

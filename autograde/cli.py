@@ -61,6 +61,11 @@ def parse_args(argv):
     parser.add_argument("--out", help="report folder (default STATE/runs/LESSON)")
     parser.add_argument("--force", action="store_true", help="grade every submission again, even unchanged ones")
     parser.add_argument(
+        "--full",
+        action="store_true",
+        help="execute every cell; by default only the cells the grade depends on run (autograde/prune.py)",
+    )
+    parser.add_argument(
         "--root",
         default=str(default_root()),
         help="course root (default: the current folder if it is a course, else this repository)",

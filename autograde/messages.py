@@ -43,6 +43,7 @@ class GradeJob(Message):
     cell_timeout: int | None = None  # overrides Execute.timeout
     manual: dict | None = None  # hand-given points and comments already in the gradebook (gradebook.read_manual)
     canary: bool = False  # the lesson's own answers: scores only, no feedback page
+    full: bool = False  # execute every cell (--full), not only those the grade depends on (prune.py)
 
     @property
     def autograded(self):

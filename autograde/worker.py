@@ -45,10 +45,11 @@ def _config(job):
 
     from .course import Course
     from .execute import SandboxExecute
+    from .pruning import PruneCells
 
     course = Course(job.root)
     config = copy.deepcopy(course.config)
-    preprocessors = [SandboxExecute, IgnorePattern, ClearMetadataPreprocessor, LimitOutput, SaveAutoGrades]
+    preprocessors = [PruneCells, SandboxExecute, IgnorePattern, ClearMetadataPreprocessor, LimitOutput, SaveAutoGrades]
     preprocessors += [AssignLatePenalties, CheckCellMetadata]
     extra = {
         "CourseDirectory": {
@@ -59,6 +60,8 @@ def _config(job):
             "db_url": f"sqlite:///{job.db}",
         },
         "Autograde": {"autograde_preprocessors": preprocessors, "create_student": True},
+        # only the cells the grade depends on run (prune.py), unless the command was given --full
+        "PruneCells": {"enabled": not job.full, "release_directory": job.release},
         "SandboxExecute": {
             "limits": job.limits,
             "sandbox": job.sandbox,

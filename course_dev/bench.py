@@ -1,7 +1,7 @@
 """Benchmarks for the course: notebook run times, grading throughput, widget latency and peak memory.
 
-    python -m course_dev.bench [--only notebooks,grading,widgets,memory] [--repeat 3]
-                               [--lesson 01_why_attention] [--submissions 20] [--workers N]
+    python -m course_dev.bench [--only notebooks,grading,prune,widgets,memory] [--repeat 3]
+                               [--lesson 01_why_attention,11_attention_at_scale] [--submissions 20] [--workers N]
                                [--changes 20] [--lessons L1,L2] [--json benchmarks/results.json] [--readme]
 
 (`make bench BENCH_ARGS="..."` runs it with the course's environment.) Prints one table, with the
@@ -22,6 +22,9 @@ measurements as JSON (by default benchmarks/results.json, committed as the lates
              notebook has run, its controls are changed from code in the same kernel; the in-kernel
              time from setting a value to the end of the redraw it triggers (--changes changes per
              explorer after a warm-up), median and 90th percentile.
+  prune      for each lesson, its fully answered notebook (release + the solution's answers): nbgrader's Validate
+             timed pruned (autograde/prune.py, the default) and full (AUTOGRADE_FULL=1), and the share of its
+             code cells and of its cell seconds (one headless run, timed per cell) that grading leaves out.
   memory     the kernel process's peak resident memory (ru_maxrss) of the biggest notebook.
   paint      each explorer in JupyterLab in headless Chromium: from a value typed into it (Enter) to the new
              image painted, measured in the page, next to the explorer's own in-kernel redraw time and the
@@ -55,7 +58,8 @@ from course_dev.env import use_this_python
 from course_dev.kernel import LiveKernel, stdout
 from course_dev.paths import ROOT, lesson_meta, lessons, solution_path
 
-PARTS = ("notebooks", "grading", "widgets", "memory", "paint")
+PARTS = ("notebooks", "grading", "prune", "widgets", "memory", "paint")
+VALIDATE_BUDGET = 10.0  # seconds for nbgrader's Validate of a fully answered notebook, pruned, on a quiet machine
 PAINT_MEDIAN_MS = 150.0  # from a student's action to the new image painted, in Chromium
 COURSE_BUDGET = 45.0  # seconds for lessons 00–09 (every lesson whose lesson.toml is not an extension)
 FLOOR_RATIO = 2.0  # every notebook but a capstone runs in at most this many times the kernel + imports floor
@@ -298,15 +302,15 @@ def compare_scores(stock_course, lesson, grades_csv):
     ]
 
 
-def _grade_command(lesson, submissions, workers, out, sandbox=True):
+def _grade_command(lesson, submissions, workers, out, sandbox=True, full=False):
     command = [sys.executable, "-m", "autograde", lesson, str(submissions), "--quiet", "--out", str(out)]
     if workers:
         command += ["--workers", str(workers)]
-    return command + ([] if sandbox else ["--no-sandbox"])
+    return command + ([] if sandbox else ["--no-sandbox"]) + (["--full"] if full else [])
 
 
-def _run_course(label, course, lesson, flat, workers, out, timeout, log, sandbox):
-    command = _grade_command(lesson, flat, workers, out, sandbox)
+def _run_course(label, course, lesson, flat, workers, out, timeout, log, sandbox, full=False):
+    command = _grade_command(lesson, flat, workers, out, sandbox, full)
     log(f"  grading: {label}: python {' '.join(command[1:])}")
     start = time.perf_counter()
     ours = subprocess.run(command, cwd=course, capture_output=True, text=True, timeout=timeout)
@@ -343,7 +347,7 @@ def bench_grading(lesson, count, workers, timeout, log):
         )
         submissions = synthetic_submissions(stock_course, lesson, count)
         copies = {}
-        for name in ("course", "nosandbox"):  # released like the stock course (gradebook included)
+        for name in ("course", "full", "nosandbox"):  # released like the stock course (gradebook included)
             copies[name] = Path(folder) / name
             shutil.copytree(stock_course, copies[name])
         for student, nb in submissions.items():
@@ -360,6 +364,7 @@ def bench_grading(lesson, count, workers, timeout, log):
         stock = subprocess.run(
             [sys.executable, "-m", "nbgrader", "autograde", lesson],
             cwd=stock_course,
+            env={**os.environ, "AUTOGRADE_FULL": "1"},  # stock: every cell (the course's config would prune)
             capture_output=True,
             text=True,
             timeout=timeout,
@@ -376,10 +381,10 @@ def bench_grading(lesson, count, workers, timeout, log):
         if stock.returncode != 0 or graded != count:
             entry["stock"]["failure"] = (stock.stderr or stock.stdout)[-1500:]
 
-        for key, sandbox in (("course", True), ("nosandbox", False)):
+        for key, sandbox, full in (("course", True, False), ("full", True, True), ("nosandbox", False, False)):
             out = Path(folder) / f"{key}_out"
-            label = "sandbox on" if sandbox else "no sandbox"
-            run = _run_course(label, copies[key], lesson, flat, workers, out, timeout, log, sandbox)
+            label = ("sandbox on" if sandbox else "no sandbox") + (", every cell (--full)" if full else "")
+            run = _run_course(label, copies[key], lesson, flat, workers, out, timeout, log, sandbox, full)
             if "failure" not in run:
                 run["per_minute"] = 60 * count / run["seconds"]
                 run["speed_up"] = run["per_minute"] / entry["stock"]["per_minute"]
@@ -400,9 +405,181 @@ def bench_grading(lesson, count, workers, timeout, log):
     return entry
 
 
+def answered_notebook(lesson, folder):
+    """The lesson's release with every answer filled in from the solution, written to folder/<lesson>/."""
+    released = nbformat.read(str(ROOT / "notebooks" / lesson / f"{lesson}.ipynb"), as_version=4)
+    nb = with_answers(released, nbformat.read(str(solution_path(lesson)), as_version=4))
+    target = Path(folder) / lesson
+    shutil.copytree(ROOT / "notebooks" / lesson, target)  # its data files too
+    nbformat.write(nb, str(target / f"{lesson}.ipynb"))
+    return target / f"{lesson}.ipynb"
+
+
+def _validate_seconds(path, full, timeout):
+    env = {**os.environ, "AUTOGRADE_FULL": "1" if full else "0"}
+    start = time.perf_counter()
+    done = subprocess.run(
+        [sys.executable, "-m", "nbgrader", "validate", str(path)],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+    return time.perf_counter() - start, "Success!" in done.stdout
+
+
+def bench_prune(names, timeout, log):
+    """Per lesson: Validate pruned and full (seconds, passed), the share of code cells and of cell seconds pruned."""
+    from autograde import prune
+
+    fingerprints = prune.read_fingerprints(ROOT / "notebooks" / ".release_cells.json")
+    entries = []
+    with tempfile.TemporaryDirectory(prefix="bench_prune_") as folder:
+        for lesson in names:
+            path = answered_notebook(lesson, folder)
+            plan = prune.plan(nbformat.read(str(path), as_version=4).cells, fingerprints)
+            with LiveKernel(path, timeout=timeout, quiet=True) as kernel:
+                kernel.run_all()
+            seconds = dict(kernel.cell_seconds)
+            entry = {"lesson": lesson, "cells": len(plan.run) + len(plan.skip), "pruned_cells": len(plan.skip)}
+            entry["cell_seconds"] = sum(seconds.values())
+            entry["pruned_seconds"] = sum(seconds.get(i, 0.0) for i in plan.skip)
+            for key, full in (("validate_pruned", False), ("validate_full", True)):
+                entry[key], entry[key + "_passed"] = _validate_seconds(path, full, timeout)
+            log(f"  prune: {lesson}: {entry['pruned_cells']}/{entry['cells']} cells, validate "
+                f"{entry['validate_pruned']:.1f} s pruned, {entry['validate_full']:.1f} s full")  # fmt: skip
+            entries.append(entry)
+    return {"lessons": entries, "validate_budget_s": VALIDATE_BUDGET}
+
+
+def _prune_rows(entry):
+    lesson, share = entry["lesson"], entry["pruned_seconds"] / max(entry["cell_seconds"], 1e-9)
+    passed = entry["validate_pruned_passed"] == entry["validate_full_passed"]
+    status = "" if not passed else "ok" if entry["validate_pruned"] <= VALIDATE_BUDGET else "OVER ✗"
+    return [
+        (
+            "prune",
+            f"{lesson}: Validate, pruned vs every cell",
+            f"{entry['validate_pruned']:.1f} s vs {entry['validate_full']:.1f} s"
+            + ("" if passed else " (verdicts differ)"),
+            f"≤ {VALIDATE_BUDGET:.0f} s pruned",
+            status if passed else "CHECK ✗",
+        ),
+        (
+            "prune",
+            f"{lesson}: left out of a grading run",
+            f"{entry['pruned_cells']} of {entry['cells']} code cells, {100 * share:.0f} % of the cell seconds",
+            "—",
+            "",
+        ),
+    ]
+
+
 # ----------------------------------------------------------------------------------------- table
 def _mark(value, budget):
     return "ok" if value <= budget else "OVER ✗"
+
+
+def _grading_rows(grading):
+    """The table's rows for one lesson's grading entry (bench_grading)."""
+    rows = []
+    what = f"{grading['submissions']} submissions of {grading['lesson']}"
+    same = f"same submissions of {grading['lesson'][:2]}"
+    stock = grading["stock"]
+    if "failure" in stock:
+        rows.append(
+            (
+                "grading",
+                f"nbgrader autograde (stock), {what}",
+                f"failed (exit {stock['returncode']}, {stock['graded']} graded)",
+                "—",
+                "ERROR ✗",
+            )
+        )
+    else:
+        rows.append(
+            (
+                "grading",
+                f"nbgrader autograde (stock), {what}",
+                f"{stock['per_minute']:.1f} /min ({stock['seconds']:.0f} s)",
+                "—",
+                "",
+            )
+        )
+    for key, label in (("course", "python -m autograde"), ("nosandbox", "python -m autograde --no-sandbox")):
+        course = grading.get(key)
+        if course is None:
+            continue
+        label += f" --workers {course['workers']}" if course.get("workers") else ""
+        if "missing" in course:
+            rows.append(
+                (
+                    "grading",
+                    f"{label}, {same}",
+                    f"n/a ({course['missing']})",
+                    "—",
+                    "n/a",
+                )
+            )
+        elif "failure" in course:
+            rows.append(
+                (
+                    "grading",
+                    f"{label}, {same}",
+                    f"failed (exit {course['returncode']})",
+                    "—",
+                    "ERROR ✗",
+                )
+            )
+        else:
+            differ = course.get("disagreements")
+            agreement = (
+                "scores not compared"
+                if differ is None
+                else "same scores as stock"
+                if not differ
+                else f"{len(differ)} cell scores differ from stock"
+            )
+            speed = course.get("speed_up", float("nan"))
+            budget, status = "≥ 3× stock", ("CHECK ✗" if differ else "" if speed >= 3 else "UNDER ✗")
+            if key == "full":  # every cell executed: what pruning saves (autograde/prune.py)
+                budget, status = "—", "CHECK ✗" if differ else ""
+            if key == "nosandbox":
+                budget = "sandbox costs ≤ 10 %"
+                cost = grading.get("sandbox_cost")
+                status = "CHECK ✗" if differ else ("" if cost is None or cost <= 0.10 else "OVER ✗")
+            rows.append(
+                (
+                    "grading",
+                    f"{label}, {same}",
+                    f"{course['per_minute']:.1f} /min ({course['seconds']:.0f} s; {speed:.2f}× stock; {agreement})",
+                    budget,
+                    status,
+                )
+            )
+    if grading.get("sandbox_cost") is not None:
+        rows.append(
+            (
+                "grading",
+                "cost of the sandbox",
+                f"{100 * grading['sandbox_cost']:+.0f} %",
+                "≤ 10 %",
+                "" if grading["sandbox_cost"] <= 0.10 else "OVER ✗",
+            )
+        )
+    if grading.get("canary_cost") is not None:
+        rows.append(
+            (
+                "grading",
+                f"cost of the canary (solution and blank graded first), share of the {grading['submissions']}"
+                "-submission batch",
+                f"{100 * grading['canary_cost']:.0f} % ({grading['canary_seconds']:.1f} s)",
+                "≤ 10 %",
+                "" if grading["canary_cost"] <= 0.10 else "OVER ✗",
+            )
+        )
+    return rows
 
 
 def table_rows(results):
@@ -437,86 +614,11 @@ def table_rows(results):
             )
         if len(core) < len(nbs["lessons"]):
             rows.append(("notebooks", f"all {len(nbs['lessons'])} lessons", f"{nbs['all_lessons_s']:.1f} s", "—", ""))
-    grading = results.get("grading")
-    if grading:
-        what = f"{grading['submissions']} submissions of {grading['lesson']}"
-        stock = grading["stock"]
-        if "failure" in stock:
-            rows.append(
-                (
-                    "grading",
-                    f"nbgrader autograde (stock), {what}",
-                    f"failed (exit {stock['returncode']}, {stock['graded']} graded)",
-                    "—",
-                    "ERROR ✗",
-                )
-            )
-        else:
-            rows.append(
-                (
-                    "grading",
-                    f"nbgrader autograde (stock), {what}",
-                    f"{stock['per_minute']:.1f} /min ({stock['seconds']:.0f} s)",
-                    "—",
-                    "",
-                )
-            )
-        for key, label in (("course", "python -m autograde"), ("nosandbox", "python -m autograde --no-sandbox")):
-            course = grading.get(key)
-            if course is None:
-                continue
-            label += f" --workers {course['workers']}" if course.get("workers") else ""
-            if "missing" in course:
-                rows.append(("grading", f"{label}, same submissions", f"n/a ({course['missing']})", "—", "n/a"))
-            elif "failure" in course:
-                rows.append(
-                    ("grading", f"{label}, same submissions", f"failed (exit {course['returncode']})", "—", "ERROR ✗")
-                )
-            else:
-                differ = course.get("disagreements")
-                agreement = (
-                    "scores not compared"
-                    if differ is None
-                    else "same scores as stock"
-                    if not differ
-                    else f"{len(differ)} cell scores differ from stock"
-                )
-                speed = course.get("speed_up", float("nan"))
-                budget, status = "≥ 1.8× stock", ("CHECK ✗" if differ else "" if speed >= 1.8 else "UNDER ✗")
-                if key == "nosandbox":
-                    budget = "sandbox costs ≤ 10 %"
-                    cost = grading.get("sandbox_cost")
-                    status = "CHECK ✗" if differ else ("" if cost is None or cost <= 0.10 else "OVER ✗")
-                rows.append(
-                    (
-                        "grading",
-                        f"{label}, same submissions",
-                        f"{course['per_minute']:.1f} /min ({course['seconds']:.0f} s; {speed:.2f}× stock; {agreement})",
-                        budget,
-                        status,
-                    )
-                )
-        if grading.get("sandbox_cost") is not None:
-            rows.append(
-                (
-                    "grading",
-                    "cost of the sandbox",
-                    f"{100 * grading['sandbox_cost']:+.0f} %",
-                    "≤ 10 %",
-                    "" if grading["sandbox_cost"] <= 0.10 else "OVER ✗",
-                )
-            )
-        if grading.get("canary_cost") is not None:
-            rows.append(
-                (
-                    "grading",
-                    f"cost of the canary (solution and blank graded first), share of the {grading['submissions']}"
-                    "-submission batch",
-                    f"{100 * grading['canary_cost']:.0f} % ({grading['canary_seconds']:.1f} s)",
-                    "≤ 10 %",
-                    "" if grading["canary_cost"] <= 0.10 else "OVER ✗",
-                )
-            )
+    for grading in [results.get("grading"), *results.get("grading_more", [])]:
+        if grading:
+            rows += _grading_rows(grading)
+    for entry in results.get("prune", {}).get("lessons", []):
+        rows += _prune_rows(entry)
     widgets = results.get("widgets")
     if widgets:
         budget = f"median ≤ {REDRAW_MEDIAN_MS:.0f} ms, p90 ≤ {REDRAW_P90_MS:.0f} ms"
@@ -612,7 +714,11 @@ def parse_args(argv=None):
         "--only", default=",".join(PARTS), help="comma-separated parts to run (default: all): " + ",".join(PARTS)
     )
     parser.add_argument("--repeat", type=int, default=3, help="runs per notebook, median reported (default 3)")
-    parser.add_argument("--lesson", default="01_why_attention", help="lesson to grade (default 01_why_attention)")
+    parser.add_argument(
+        "--lesson",
+        default="01_why_attention,11_attention_at_scale",
+        help="comma-separated lessons to grade (default 01_why_attention,11_attention_at_scale)",
+    )
     parser.add_argument("--submissions", type=int, default=20, help="synthetic submissions to grade (default 20)")
     parser.add_argument(
         "--workers",
@@ -638,13 +744,14 @@ def parse_args(argv=None):
     parser.add_argument("--json", default=str(ROOT / "benchmarks" / "results.json"), help="where to write JSON")
     args = parser.parse_args(argv)
     args.parts = [p.strip() for p in args.only.split(",") if p.strip()]
+    args.graded = [n.strip() for n in args.lesson.split(",") if n.strip()]
     unknown = set(args.parts) - set(PARTS)
     if unknown:
         parser.error(f"unknown part(s) {sorted(unknown)}; choose from {','.join(PARTS)}")
     available = lessons()
     args.names = available if args.lessons is None else [n.strip() for n in args.lessons.split(",") if n.strip()]
     missing = [n for n in args.names if n not in available] + (
-        [args.lesson] if "grading" in args.parts and args.lesson not in available else []
+        [n for n in args.graded if n not in available] if "grading" in args.parts else []
     )
     if missing:
         parser.error(f"no solution notebook for {missing}; lessons: {', '.join(available)}")
@@ -676,8 +783,16 @@ def main(argv=None):
         log(f"notebooks: floor + {len(args.names)} solution notebook(s), {args.repeat} round(s)")
         results["notebooks"] = bench_notebooks(args.names, args.repeat, args.timeout, log)
     if "grading" in args.parts:
-        log(f"grading: {args.submissions} synthetic submissions of {args.lesson}")
-        results["grading"] = bench_grading(args.lesson, args.submissions, args.workers, args.grading_timeout, log)
+        entries = []
+        for lesson in args.graded:
+            log(f"grading: {args.submissions} synthetic submissions of {lesson}")
+            entries.append(bench_grading(lesson, args.submissions, args.workers, args.grading_timeout, log))
+        results["grading"], results["grading_more"] = entries[0], entries[1:]
+    if "prune" in args.parts:
+        log(
+            f"prune: Validate pruned and full, and the share of cells and seconds left out, {len(args.names)} lesson(s)"
+        )
+        results["prune"] = bench_prune(args.names, args.timeout, log)
     if "widgets" in args.parts:
         log(f"widgets: {args.changes} changes per explorer after {args.warmup} warm-up change(s)")
         results["widgets"] = bench_widgets(args.names, args.changes, args.warmup, args.timeout, log)

@@ -2,11 +2,12 @@
 
     python -m course_dev.bundle dist/student-bundle      -> that folder and dist/student-bundle.zip
 
-Contents: notebooks/, the helper package, pyproject.toml, a student Makefile, README and nbgrader_config.py
-(tools/student/), and requirements.txt / environment.yml with the course's runtime packages only
-(`STUDENT_PACKAGES`), at the course's pins. Never: solutions/, tests/, autograde/ (gradebook, submissions),
-course_dev/, tools/, and none of the instructor's or developer's tools (jupyterhub, pytest, playwright, ruff,
-a database driver).
+Contents: notebooks/, the helper package, pyproject.toml, a student Makefile, README, nbconvert settings and
+nbgrader settings for Validate (tools/student/; only the cells the checks depend on run, as when grading:
+autograde/prune.py, copied as .validate/prune.py, with notebooks/.release_cells.json), and requirements.txt /
+environment.yml with the course's runtime packages only (`STUDENT_PACKAGES`), at the course's pins. Never:
+solutions/, tests/, autograde/ (gradebook, submissions), course_dev/, tools/, and none of the instructor's or
+developer's tools (jupyterhub, pytest, playwright, ruff, a database driver).
 """
 
 import re
@@ -68,6 +69,8 @@ def build(dest):
         shutil.copy(ROOT / "tools" / "student" / name, dest / name)
     shutil.copytree(ROOT / "tools" / "student" / "labconfig", dest / "labconfig")  # no instructor tools in JupyterLab
     shutil.copy(ROOT / "tools" / "student" / "README.md", dest / "README.md")
+    (dest / ".validate").mkdir()
+    shutil.copy(ROOT / "autograde" / "prune.py", dest / ".validate" / "prune.py")
     archive = shutil.make_archive(str(dest), "zip", root_dir=dest.parent, base_dir=dest.name)
     return dest, Path(archive)
 

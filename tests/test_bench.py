@@ -162,3 +162,13 @@ def test_floor_only_run_writes_table_and_json(bench, tmp_path, capsys):
     [phases] = saved["notebooks"]["floor"]["runs_phases_s"]
     assert set(phases) == {"start_s", "cells_s", "shutdown_s"} and all(v > 0 for v in phases.values())
     assert saved["table"][0]["measurement"] == "floor: kernel + imports"
+
+
+def test_prune_rows(bench):
+    entry = {"lesson": "01_why_attention", "cells": 27, "pruned_cells": 10, "cell_seconds": 10.0,
+             "pruned_seconds": 8.0, "validate_pruned": 6.0, "validate_full": 18.0,
+             "validate_pruned_passed": True, "validate_full_passed": True}  # fmt: skip
+    rows = bench.table_rows({"prune": {"lessons": [entry]}})
+    assert rows[0][2] == "6.0 s vs 18.0 s" and rows[0][4] == "ok"
+    assert rows[1][2] == "10 of 27 code cells, 80 % of the cell seconds"
+    assert bench.table_rows({"prune": {"lessons": [{**entry, "validate_full_passed": False}]}})[0][4] == "CHECK ✗"

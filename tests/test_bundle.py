@@ -51,6 +51,8 @@ def test_bundle_contents(bundle):
     assert "Execute.timeout" in config and "solutions" not in config, "Validate settings only"
     hidden = json.loads((folder / "labconfig" / "page_config.json").read_text())["disabledExtensions"]
     assert hidden.get("@jupyter/nbgrader:create-assignment") and hidden.get("@jupyter/nbgrader:formgrader")
+    assert "validate_hook" in config and "CourseDirectory" not in config and "db_url" not in config
+    assert (folder / ".validate" / "prune.py").is_file() and (folder / "notebooks" / ".release_cells.json").is_file()
     assert not list(folder.rglob("*.db")), "a gradebook leaked into the bundle"
     for lesson in LESSONS:
         assert (folder / "notebooks" / lesson / f"{lesson}.ipynb").is_file()

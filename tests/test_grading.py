@@ -665,3 +665,20 @@ def test_grading_as_an_unprivileged_user(tmp_path_factory):
         assert "your uid in a user namespace" in summary and "measured" in summary
     finally:
         shutil.rmtree(base, ignore_errors=True)
+
+
+def test_every_cell_executed_gives_the_same_rows(batch, tmp_path):
+    """Pruning (autograde/prune.py) changes no row of the hostile batch: graded again with --full (every cell
+    executed), into its own report folder and gradebook, every file gets the same scores, status and flags."""
+    out = tmp_path / "full"
+    run_grade(batch["course"], batch["downloads"], "--full", "--force", "--out", str(out), "--db-url",
+              f"sqlite:///{tmp_path / 'full.db'}")  # fmt: skip
+
+    def key(rows):
+        keep = [c for c in rows[0] if c.endswith("-tests") or c in ("total", "status", "flags")]
+        return {r["file"]: {c: r[c] for c in keep} for r in rows}
+
+    with open(out / "grades.csv") as fh:
+        full = [{k: unescaped(v) for k, v in row.items()} for row in csv.DictReader(fh)]
+    pruned = [r for r in batch["rows"] if r["file"] in {f["file"] for f in full}]
+    assert key(full) == key(pruned)

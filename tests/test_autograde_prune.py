@@ -1,0 +1,277 @@
+"""Unit tests of the dependency analysis that decides which cells a grade depends on (autograde/prune.py), on
+notebooks built in memory. Fast, no kernel. The proof that it never changes a grade, on every lesson's catalog,
+is in tests/test_prune_equivalence.py (slow tier)."""
+
+import json
+
+import pytest
+from harness import LESSONS, ROOT, read, solution_path, student_path
+from nbformat.v4 import new_code_cell, new_markdown_cell
+
+from autograde import prune
+
+IMPORTS = "import numpy as np\nimport torch\nimport matplotlib.pyplot as plt\nfrom attention_course import checks"
+
+
+def answer(source, gid="ex"):
+    cell = new_code_cell(source)
+    cell.metadata["nbgrader"] = {"solution": True, "grade": False, "locked": False, "grade_id": gid}
+    return cell
+
+
+def check(source, gid="ex-tests"):
+    cell = new_code_cell(source)
+    cell.metadata["nbgrader"] = {"solution": False, "grade": True, "locked": True, "grade_id": gid, "points": 1}
+    return cell
+
+
+def run(*cells, edited=()):
+    """The plan for [imports, *cells]; the release is the same cells except those whose index (in `cells`) is in
+    `edited` (the student changed them). Returns the indices (in `cells`) that are left out."""
+    cells = [new_code_cell(IMPORTS), *cells]
+    release = [c.source for i, c in enumerate(cells[1:]) if i not in edited] + [IMPORTS]
+    plan = prune.plan(cells, {prune.fingerprint(s) for s in release})
+    return [i - 1 for i in plan.skip if i]
+
+
+def test_an_experiment_no_check_reads_is_left_out():
+    assert run(
+        answer("def f(x):\n    return 2 * x"), new_code_cell("y = f(3)\nprint(y)"), check("assert f(2) == 4")
+    ) == [1]
+
+
+def test_graded_cells_always_run_and_markdown_is_ignored():
+    cells = [new_markdown_cell("# title"), answer("q1 = None"), check("checks.expect_number(q1, 'Q1')")]
+    assert run(*cells) == []
+
+
+def test_a_cell_defining_what_a_check_reads_runs():
+    assert run(new_code_cell("N = 5"), answer("def f():\n    return N"), check("assert f() == 5")) == []
+
+
+def test_a_function_body_reading_a_global_counts_at_call_time():
+    cells = [new_code_cell("N = 5"), answer("def f():\n    return N"), new_code_cell("N = 6"), check("f()")]
+    assert run(*cells) == []  # the second N = 6 is what f() reads: it runs, and so does the first (not killed)
+
+
+def test_a_cell_the_student_edited_always_runs():
+    # a helper the student defined inside an experiment cell and used in an answer: the edited cell runs
+    cells = [new_code_cell("z = 1\ndef helper(x):\n    return x + 1"), answer("def f(x):\n    return helper(x)")]
+    assert run(*cells, check("assert f(1) == 2"), edited={0}) == []
+    # and an added cell too (not in the release at all)
+    assert run(new_code_cell("z = 2"), new_code_cell("print('mine')"), check("pass"), edited={1}) == [0]
+
+
+def test_whitespace_at_line_ends_is_not_an_edit():
+    cells = [new_code_cell("x = 1  \n\n"), check("pass")]
+    release = {prune.fingerprint(s) for s in ("x = 1", "pass", IMPORTS)}
+    plan = prune.plan([new_code_cell(IMPORTS), *cells], release)
+    assert 1 in plan.skip
+
+
+def test_an_answer_reading_what_an_experiment_computed_keeps_the_experiment():
+    cells = [new_code_cell("result = np.arange(4).sum()"), answer("q1 = result"), check("assert q1 == 6")]
+    assert run(*cells) == []
+
+
+def test_an_experiment_changing_an_object_a_check_reads_runs():
+    cells = [new_code_cell("data = [1, 2]"), new_code_cell("data.append(3)"), check("assert len(data) == 3")]
+    assert run(*cells) == []
+    cells = [new_code_cell("data = [1, 2]"), new_code_cell("data[0] = 7"), check("assert data[0] == 7")]
+    assert run(*cells) == []
+
+
+def test_an_alias_made_in_another_cell_is_followed():
+    cells = [
+        new_code_cell("a = []\nbox = {'k': a}"),
+        new_code_cell("box['k'].append(1)"),
+        check("assert a == [1]"),
+    ]
+    assert run(*cells) == []
+
+
+def test_a_function_that_mutates_a_global_keeps_its_callers():
+    cells = [
+        new_code_cell("cache = []\ndef remember(x):\n    cache.append(x)"),
+        new_code_cell("remember(3)"),
+        check("assert cache == [3]"),
+    ]
+    assert run(*cells) == []
+
+
+def test_a_call_into_code_the_analysis_cannot_follow_runs():
+    student = answer("def f(x):\n    global hits\n    hits = x\n    return x")
+    assert run(student, new_code_cell("f(3)"), check("assert f(1) == 1")) == []
+    dynamic = answer("def f(x):\n    setattr(np, 'pi', 3)\n    return x")
+    assert run(dynamic, new_code_cell("f(3)"), check("assert f(1) == 1")) == []
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "np.random.seed(1)",
+        "x = np.random.rand(3)",
+        "torch.manual_seed(0)",
+        "w = torch.randn(3)",
+        "layer = torch.nn.Linear(3, 3)",
+        "import random\nrandom.random()",
+    ],
+)
+def test_the_global_random_generators(source):
+    # an experiment cell that consumes the global RNG before a check that relies on it runs
+    assert run(new_code_cell(source), check("assert torch.rand(1).item() >= 0")) == []
+    # after the last check that uses it, or before checks that do not, it may be left out
+    assert run(check("assert torch.rand(1).item() >= 0"), new_code_cell(source), check("pass")) == [1]
+    assert run(new_code_cell(source), check("assert 1 + 1 == 2")) == [0]
+
+
+def test_own_generators_are_not_the_global_one():
+    assert run(new_code_cell("g = np.random.default_rng(0)\nx = g.normal()"), check("torch.rand(1)")) == [0]
+
+
+def test_a_check_calling_a_function_that_draws_counts_as_using_the_generator():
+    cells = [answer("def init():\n    return torch.randn(2)"), new_code_cell("w = torch.randn(5)"), check("init()")]
+    assert run(*cells) == []
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "torch.set_default_dtype(torch.float64)",
+        "np.seterr(all='raise')",
+        "import sys\nsys.setrecursionlimit(50)",
+        "plt.rcParams['font.size'] = 3",
+        "torch.set_num_threads(1)",
+        "import warnings\nwarnings.filterwarnings('error')",
+        "np.allclose = lambda *a, **k: True",
+        "exec('x = 1')",
+        "y = eval('1')",
+        "globals()['x'] = 1",
+        "from math import *",
+        "%run other.ipynb",
+        "%time x = 1",
+        "!ls",
+        "get_ipython().run_line_magic('time', 'x = 1')",
+    ],
+)
+def test_module_state_magics_and_dynamic_code_always_run(source):
+    assert run(new_code_cell(source), check("assert 1 + 1 == 2")) == []
+
+
+def test_plotting_runs_only_when_a_check_reads_pyplot():
+    cells = [new_code_cell("fig, ax = plt.subplots()\nax.plot([1, 2])")]
+    assert run(*cells, check("assert 1 + 1 == 2")) == [0]
+    assert run(*cells, check("assert len(plt.get_fignums()) == 1")) == []
+
+
+def test_files_written_before_a_check_that_reads_files():
+    cells = [new_code_cell("np.save('w.npy', np.ones(2))")]
+    assert run(*cells, check("assert 1 + 1 == 2")) == [0]
+    assert run(*cells, check("assert np.load('w.npy').sum() == 2")) == []
+
+
+def test_a_check_that_rebinds_a_name_first_does_not_need_the_earlier_value():
+    cells = [new_code_cell("_x = np.ones(3)"), check("_x = 2\nassert _x == 2")]
+    assert run(*cells) == [0]
+    # a value that could raise before it is bound: the earlier value might be the one read
+    cells = [new_code_cell("_x = np.ones(3)"), check("_x = np.zeros(2)\nassert _x.sum() == 0")]
+    assert run(*cells) == [0]  # read after its own statement bound it: the earlier cell is not needed
+    cells = [new_code_cell("r = 1"), answer("r = compute()\nq = r")]
+    assert run(*cells, check("assert r == 1")) == []  # if compute() raises, r is still 1
+
+
+def test_the_annotation_lifts_only_the_random_generator_reason():
+    heavy = f"{prune.ANNOTATION}\nw = torch.randn(1000)"
+    assert run(new_code_cell(heavy), check("torch.rand(1)")) == [0]
+    defines = f"{prune.ANNOTATION}\nw = torch.randn(1000)"
+    assert run(new_code_cell(defines), check("assert w.numel() == 1000")) == []
+
+
+def test_without_a_release_every_cell_runs():
+    cells = [new_code_cell(IMPORTS), new_code_cell("y = 1"), check("pass")]
+    assert prune.plan(cells, None).skip == []
+
+
+def test_a_cell_that_does_not_parse_runs():
+    assert run(new_code_cell("def (:"), check("pass")) == []
+
+
+def test_facts_of_a_cell():
+    f = prune.facts("import numpy as np\nfrom a.b import c as d\nx = np.ones(2)\nx[0] = 1\ndef g(y):\n    return y + z")
+    assert f.imports == {"np": "numpy", "d": "a.b.c"}
+    assert {"np", "d", "x", "g"} <= f.defs
+    assert "z" in f.reads and "y" not in f.reads
+    assert f.roots == {"x"}
+    assert f.funcs["g"] == {"z"}
+    assert not f.rng and not f.state
+
+
+def test_the_annotation_check():
+    heavy = new_code_cell(f"{prune.ANNOTATION}\nw = torch.randn(1000)")
+    cells = [new_code_cell(IMPORTS), heavy, check("torch.rand(1)")]
+    release = {prune.fingerprint(c.source) for c in cells}
+    assert prune.check_annotations(cells, release) == []
+    dead = [new_code_cell(IMPORTS), new_code_cell(f"{prune.ANNOTATION}\nw = 1"), check("pass")]
+    assert "not needed" in prune.check_annotations(dead, {prune.fingerprint(c.source) for c in dead})[0]
+    used = [new_code_cell(IMPORTS), new_code_cell(f"{prune.ANNOTATION}\nw = torch.randn(3)"), check("w.sum()")]
+    assert "still runs" in prune.check_annotations(used, {prune.fingerprint(c.source) for c in used})[0]
+
+
+@pytest.mark.parametrize("lesson", LESSONS)
+def test_every_lesson_marks_only_cells_the_mark_is_for(lesson):
+    """The authoring check of `# autograde: independent` on every lesson (static: no kernel)."""
+    solution = read(solution_path(lesson))
+    release = prune.release_fingerprints(read(student_path(lesson)))
+    assert prune.check_annotations(solution.cells, release) == []
+
+
+def test_release_fingerprints_are_up_to_date():
+    """notebooks/.release_cells.json (Validate's view of the release) matches the committed notebooks: run
+    `python -m course_dev.release --fingerprints` (make release does it) after building notebooks."""
+    from course_dev.release import FINGERPRINTS, fingerprints
+
+    assert json.loads((ROOT / FINGERPRINTS).read_text()) == fingerprints(ROOT)
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "q1 = eval('measured')",
+        "q1 = globals()['measured']",
+        "q1 = _",
+        "q1 = Out[3]",
+        "import __main__\nq1 = __main__.measured",
+        "def f():\n    return vars()\nq1 = 1",
+        "q1 = [n for n in dir()]",
+        "%time q1 = measured",
+        "from math import *\nq1 = 1",
+    ],
+)
+def test_an_answer_the_analysis_cannot_follow_runs_every_cell(source):
+    cells = [new_code_cell("measured = 3"), new_code_cell("unused = 1"), answer(source), check("assert q1")]
+    assert run(*cells) == []
+
+
+def test_a_throwaway_underscore_is_not_the_history():
+    cells = [new_code_cell("for _ in range(3):\n    pass\nunused = [0 for _ in range(2)]"), check("pass")]
+    assert run(*cells) == [0]
+
+
+def test_a_test_cell_reading_names_given_as_strings_counts_them_as_read():
+    cells = [new_code_cell("d_k = 4"), new_code_cell("other = 1"), check("assert globals().get('d_k') == 4")]
+    assert run(*cells) == [1]
+    cells = [new_code_cell("d_k = 4"), answer("q = globals()['d_k']"), check("assert q")]
+    assert run(*cells) == [], "in an answer (the student's code) it stops all pruning"
+
+
+def test_a_left_out_cell_is_marked_with_the_note_as_nbformat_reads_it():
+    from nbformat.v4 import new_notebook
+
+    nb = new_notebook(cells=[new_code_cell(IMPORTS), new_code_cell("y = 1"), check("pass")])
+    nb.cells[1].outputs = [{"output_type": "stream", "name": "stdout", "text": "stale"}]
+    plan = prune.apply(nb, {prune.fingerprint(c.source) for c in nb.cells})
+    cell = nb.cells[1]
+    assert 1 in plan.skip and cell.outputs[0].output_type == "stream" and prune.NOTE in cell.outputs[0].text
+    assert cell.metadata.autograde.not_run and prune.SKIP_TAG in cell.metadata.tags
+    prune.apply(nb, None)  # nothing known: every mark is taken off again
+    assert prune.SKIP_TAG not in nb.cells[1].metadata.tags and "autograde" not in nb.cells[1].metadata
