@@ -688,7 +688,7 @@ def _check_reads(K, V, B, causal, n_q, K_reads, V_reads, what):  # one read of e
     keys = sum(min(B, T_k - j0) for i0 in range(0, n_q * B, B) for j0 in range(0, T_k, B) if not causal or j0 < i0 + B)
     rows_K, rows_V = K_reads / (K.shape[-1] * batch), V_reads / (V.shape[-1] * batch)  # rows read, counted
     checks.expect(rows_K >= rows_V, f"{what}: your function read {rows_K:.0f} rows of K but {rows_V:.0f} of V: each tile's scores come from that tile's K block, K[..., j0:j0 + block_size, :]; scores computed for many tiles at once build a whole T_q × T_k matrix: never build it.")  # fmt: skip
-    checks.expect(rows_K == rows_V, f"{what}: your function read {rows_K:.0f} rows of K but {rows_V:.0f} of V: two passes over the keys (m and ℓ first, then the output with the final m and ℓ) read every key block twice. Read each tile's K and V blocks once, keeping a running output Õ that is rescaled when the maximum grows.")  # fmt: skip
+    checks.expect(rows_K == rows_V, f"{what}: your function read {rows_K:.0f} rows of K but {rows_V:.0f} of V: it reads the keys twice. Two passes over the keys (m and ℓ first, then the output with the final m and ℓ) read every key block twice: read each tile's K and V blocks once, keeping a running output Õ that is rescaled when the maximum grows. (Or were all the scores computed at once before the tiles? Never build the whole T_q × T_k matrix.)")  # fmt: skip
     checks.expect(rows_K <= keys, f"{what}: your function read {rows_K:.0f} rows of K and of V, more than the {keys} of one pass over the computed tiles: read each tile's K and V blocks once, keeping a running output Õ that is rescaled when the maximum grows.")  # fmt: skip
     return rows_K, rows_V
 
