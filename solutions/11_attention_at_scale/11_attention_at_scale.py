@@ -22,11 +22,9 @@
 # formula does not change with the length, but its **memory** does: the weight matrix
 # $A = \operatorname{softmax}(QK^\top/\sqrt{d_k})$ has one entry per (query, key) pair, $T^2$ of them. In
 # this lesson you measure that wall, then take it down the way FlashAttention does — with an **online
-# softmax** that grows straight out of the stability trick of lesson 4, **tiled attention** that never holds
-# the $T \times T$ matrix, and a tiled **backward pass** that trains through it without storing it. You count
-# the memory traffic that makes the tiles fast on a GPU. Finally you shrink another memory cost of a language
-# model that generates text, the KV cache of lesson 10, by letting several query heads share one key/value head
-# (**grouped-query attention**), and measure what that sharing costs a trained model.
+# softmax** that grows straight out of the stability trick of lesson 4, and **tiled attention** that never holds
+# the $T \times T$ matrix. The optional sections go further: a tiled **backward pass**, the memory traffic that
+# makes the tiles fast, and **grouped-query attention**, which shrinks the KV cache of lesson 10.
 #
 # **Learning goals.** By the end you can
 # 1. measure the peak memory of plain attention and show that it grows with $T^2$;
@@ -34,20 +32,15 @@
 #    rescaled whenever the maximum grows;
 # 3. implement **tiled attention** (with causal masking inside the tiles) that equals plain attention
 #    to rounding error while its extra memory grows only linearly in $T$;
-# 4. implement its **backward pass** from each row's log-sum-exp alone, and count the memory traffic of the
-#    tiled loop against plain attention's;
-# 5. implement **multi-query and grouped-query attention**, show that they equal multi-head attention when
-#    every query head has its own key/value head, count the KV-cache bytes they save per token, and measure
-#    what they cost a trained model;
-# 6. connect what you built to how long-context models work today.
+# 4. *(optional)* implement its backward pass from each row's log-sum-exp alone, and count the memory traffic of
+#    your tiled loop against plain attention's;
+# 5. *(optional)* implement multi-query and grouped-query attention and count the KV-cache bytes they save.
 #
-# > **Minimal path.** This is a long lesson. The graded exercises 11.1, 11.2, 11.3 and 11.4 (the online
-# > softmax, tiled attention, its backward pass, grouped-query attention) are in sections 2–5, and the quiz is in
-# > section 10: do those and run every cell. Sections 2 and 3 build on each other and are the core; section 4's
-# > derivation can be read after its exercise. Skim the memory-traffic count at the end of section 4, the
-# > uptraining experiment at the end of section 5, the explorer (section 6), the experiment (section 7) and
-# > section 8 on a first pass; the quiz's free answer (Q10) needs a number from section 3 or 7. The minimal path
-# > takes about an hour and a half; the whole lesson three hours or more.
+# > **Minimal path: about 90 minutes** (the whole lesson: about 3 hours). Do sections 1–3 with the graded exercises
+# > 11.1 and 11.2, read the review (section 9) and answer the quiz (section 10); run every cell from the top. The
+# > sections marked *optional* (4–8), their exercises 11.3 and 11.4 and the quiz questions on them are worth 0
+# > points: their checks still tell you whether your code is right. Both times are counted, not guessed: the words
+# > you read at 100 words a minute plus 6 minutes per exercise point, the pace of a student who timed this lesson.
 #
 # **You need:**
 #
@@ -811,7 +804,7 @@ with ac.student_code("tiled_attention"):
 # with $T$.
 
 # %% [markdown]
-# ## 4. The backward pass from one number per row, and the memory traffic it saves
+# ## 4. Optional: the backward pass from one number per row, and the memory traffic it saves
 #
 # ### What training needs
 #
@@ -842,7 +835,7 @@ with ac.student_code("tiled_attention"):
 # Every gradient is a sum with one term per tile, so nothing of size $T_q \times T_k$ is ever held. The price is
 # arithmetic: the scores are computed twice, once in each pass.
 #
-# ### Exercise 11.3 — the backward pass, tiled (4 points)
+# ### Optional exercise 11.3 — the backward pass, tiled (0 points: checked, not graded)
 #
 # Implement `tiled_attention_backward(Q, K, V, O, dO, lse, block_size, causal=False)` in numpy:
 # * `Q`, `K`, `V` as in exercise 11.2; `O` `(..., T_q, d_v)` the output of the forward pass; `dO` (same shape) the
@@ -909,7 +902,7 @@ def tiled_attention_backward(Q, K, V, O, dO, lse, block_size, causal=False):
     ### END SOLUTION
 
 
-# %% tests="tiled-backward-tests" points=4
+# %% tests="tiled-backward-tests" points=0
 # Visible checks: your gradients against autograd's (float64), with a block size that does not divide T, with the
 # causal mask, with an lse increased by log 2 (every gradient halves), and the peak memory.
 def _autograd(Q, K, V, dO, causal):
@@ -1173,7 +1166,7 @@ print(
 )
 
 # %% [markdown]
-# ## 5. Fewer heads for keys and values: multi-query and grouped-query attention
+# ## 5. Optional: fewer heads for keys and values, multi-query and grouped-query attention
 #
 # ### The other memory wall: the KV cache
 #
@@ -1207,7 +1200,7 @@ print(
 # `torch.repeat_interleave` — not like `np.tile`, which would cycle through the key/value heads (query index `q`
 # with key/value index `q % g`), a different model.
 #
-# ### Exercise 11.4 — grouped-query attention (4 points)
+# ### Optional exercise 11.4 — grouped-query attention (0 points: checked, not graded)
 #
 # Implement `grouped_query_attention(X, W_Q, W_K, W_V, W_O, n_heads, n_kv_heads, causal=False)` in numpy:
 # * `X` `(..., T, d_model)`; `W_Q` `(d_model, n_heads·d_k)`; `W_K`, `W_V` `(d_model, n_kv_heads·d_k)`;
@@ -1266,7 +1259,7 @@ def grouped_query_attention(X, W_Q, W_K, W_V, W_O, n_heads, n_kv_heads, causal=F
     ### END SOLUTION
 
 
-# %% tests="gqa-tests" points=4
+# %% tests="gqa-tests" points=0
 # Visible checks. Worked example: T = 5 tokens, 4 query heads and 2 key/value heads of d_k = 3 (d_model = 12).
 # Every token's value is the constant 1 in key/value head 1 and 10 in head 2, so each query head outputs its
 # key/value head's constant, whatever its weights; W_O = identity shows the heads side by side.
@@ -1719,7 +1712,7 @@ plots.show(
 # of the original training: grouped-query attention close to multi-head quality, multi-query further behind.
 
 # %% [markdown]
-# ## 6. Explore: tiles, running statistics and memory
+# ## 6. Optional: explore tiles, running statistics and memory
 #
 # The explorer runs **your** code on one head with $d_k = 8$ (fixed random queries, keys and values; the sliders
 # take the first $T$ of 64 tokens).
@@ -1903,7 +1896,7 @@ widgets.explore(
 )
 
 # %% [markdown]
-# ## 7. Experiment: peak memory against $T$, plain and tiled
+# ## 7. Optional experiment: peak memory against $T$, plain and tiled
 #
 # **Claim.** Plain attention's peak memory grows with $T^2$; your tiled attention's grows linearly in $T$, and
 # its only $T$-dependent part is the output it returns (and perhaps a copy of it, if it assembles the output from
@@ -2031,7 +2024,7 @@ with ac.student_code("tiled_attention"):
 # attention for its large arrays. On a GPU the gain comes from the memory traffic counted in section 4.
 
 # %% [markdown]
-# ## 8. Where the field went from here
+# ## 8. Optional: where the field went from here
 #
 # Each of these ideas extends something you built in this course.
 #
@@ -2163,11 +2156,11 @@ _obvious_wrong = [_n * _n // 2, _n * (_n - 1) // 2, _n * _n, 1024 * 1025 // 2]
 assert all(abs(q3_answer - w) >= 1 for w in _obvious_wrong)
 
 # %% [markdown]
-# **Q4 (1 point).** A decoder has 24 layers and 16 query heads of $d_{\text{head}} = 64$, with grouped-query
+# **Q4 (optional, section 5; 0 points).** A decoder has 24 layers and 16 query heads of $d_{\text{head}} = 64$, with grouped-query
 # attention using 4 key/value heads, and caches float16 values (2 bytes). How many bytes of KV cache does one
 # token take?
 
-# %% quiz="quiz-kv-bytes" key="2 * 24 * 4 * 64 * 2" points=1
+# %% quiz="quiz-kv-bytes" key="2 * 24 * 4 * 64 * 2" points=0
 q4_answer = 2 * 24 * 4 * 64 * 2
 _obvious_wrong = [
     2 * 24 * 16 * 64 * 2,  # multi-head: all 16 heads
@@ -2178,12 +2171,12 @@ _obvious_wrong = [
 assert all(abs(q4_answer - w) > 0.01 * q4_answer for w in _obvious_wrong)
 
 # %% [markdown]
-# **Q5 (1 point).** Grouped-query attention with 8 query heads and 4 key/value heads, grouped as in PyTorch's
+# **Q5 (optional, section 5; 0 points).** Grouped-query attention with 8 query heads and 4 key/value heads, grouped as in PyTorch's
 # `enable_gqa=True`. Counting heads from 1, as lesson 6 does: which key/value head does query head 6 use?
 #
 # * **a** — head 1 &nbsp; **b** — head 2 &nbsp; **c** — head 3 &nbsp; **d** — head 4
 
-# %% quiz="quiz-gqa-group" choices="abcd" key="c" points=1
+# %% quiz="quiz-gqa-group" choices="abcd" key="c" points=0
 q5_answer = "abcd"[(6 - 1) // (8 // 4)]  # query index 5 uses key/value index 5 // 2 = 2: key/value head 3
 assert q5_answer != "abcd"[(6 - 1) % 4]  # the interleaved answer differs
 
@@ -2209,7 +2202,7 @@ assert q5_answer != "abcd"[(6 - 1) % 4]  # the interleaved answer differs
 # %% quiz="quiz-what-tiling-saves" choices="abcd" key="b" points=1
 
 # %% [markdown]
-# **Q8 (1 point).** In the traffic count of section 4 (one head, its block sizes), what happens to the number of
+# **Q8 (optional, section 4; 0 points).** In the traffic count of section 4 (one head, its block sizes), what happens to the number of
 # values the tiled loop moves when the fast memory $M$ is doubled, for a long sequence?
 #
 # * **a** — it roughly halves
@@ -2217,10 +2210,10 @@ assert q5_answer != "abcd"[(6 - 1) % 4]  # the interleaved answer differs
 # * **c** — it stays the same: the loop reads every key and value anyway
 # * **d** — it roughly doubles
 
-# %% quiz="quiz-traffic-memory" choices="abcd" key="a" points=1
+# %% quiz="quiz-traffic-memory" choices="abcd" key="a" points=0
 
 # %% [markdown]
-# **Q9 (1 point).** In the uptraining experiment of section 5, what happened to the held-out loss of lesson 10's
+# **Q9 (optional, section 5; 0 points).** In the uptraining experiment of section 5, what happened to the held-out loss of lesson 10's
 # decoder when its four key/value heads were mean-pooled into one?
 #
 # * **a** — nothing: averaging the heads keeps everything the model knew
@@ -2230,7 +2223,7 @@ assert q5_answer != "abcd"[(6 - 1) % 4]  # the interleaved answer differs
 # * **d** — it rose right after pooling, and a short uptraining brought every seed back to its multi-head decoder's
 #   loss or below
 
-# %% quiz="quiz-uptraining" choices="abcd" key="b" points=1
+# %% quiz="quiz-uptraining" choices="abcd" key="b" points=0
 
 # %% [markdown]
 # **Q10 — free answer (3 points, graded by hand).** A classmate says: "Tiled attention must be an approximation:

@@ -674,8 +674,10 @@ NOT_MEASURED = {
     "2022": "a year of publication (Dao et al.)",
     "2023": "a year of publication (Ainslie et al.; Kwon et al.; Chen et al.)",
     "2.13": "the PyTorch version this course pins",
+    "90": "the minimal path's minutes, counted: about 4,000 words on the path at 100 words a minute + 6 min x 8 points",
+    "100": "a pace: words read per minute (with 6 minutes per exercise point: a student timed the lesson at 3 hours); "
+    "also a setting: the toy decoder reads 100 tokens",
     "512": "a name: the AVX-512 instruction set (and the window W = 512 of section 8, a setting)",
-    "100": "a setting: the toy decoder reads 100 tokens",
     "16": "settings: 16-bit floats; 16 query heads in Q4",
     "32": "settings: the hypothetical model's 32 layers and 32 query heads",
     "400": "a setting: lesson 10's training steps",
