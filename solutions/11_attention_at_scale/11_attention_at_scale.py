@@ -2021,7 +2021,8 @@ with ac.student_code("tiled_attention"):
 # What tiling does **not** save is arithmetic: every non-skipped tile still computes its $B^2$ dot products, so
 # without a mask all $T_q T_k$ scores are computed, as in plain attention. Nor is speed what this experiment is
 # about: the last line prints both run times on this CPU, where numpy pays for the tiles' Python loop and plain
-# attention for its large arrays. On a GPU the gain comes from the memory traffic counted in section 4.
+# attention for its large arrays. Compiled tiled kernels gain from the memory traffic counted in section 4, on a
+# GPU and, as section 4 timed, on a CPU too.
 
 # %% [markdown]
 # ## 8. Optional: where the field went from here
@@ -2036,8 +2037,8 @@ with ac.student_code("tiled_attention"):
 # transfers between the GPU's slow and fast memories, the traffic you counted in section 4, not from fewer
 # operations (in the forward pass the operations are the same; the backward pass even does more, since it computes
 # the scores again). Later versions (FlashAttention-2 and -3) reorganise the work across the GPU; the online softmax
-# at their core is the one you wrote. On a GPU, PyTorch's `F.scaled_dot_product_attention` can dispatch to such a
-# fused kernel.
+# at their core is the one you wrote. PyTorch's `F.scaled_dot_product_attention` dispatches to such a fused
+# kernel on a GPU, and to a tiled kernel of its own on a CPU (section 4).
 #
 # **Sliding-window attention: a mask that skips even more tiles.** Instead of every earlier token, query $i$ sees
 # only the last $W$: keys $i - W < j \le i$ (sliding windows appear, for example, in Longformer, Beltagy et al.,
