@@ -674,6 +674,10 @@ NOT_MEASURED = {
     "2022": "a year of publication (Dao et al.)",
     "2023": "a year of publication (Ainslie et al.; Kwon et al.; Chen et al.)",
     "2.13": "the PyTorch version this course pins",
+    "11.1": "an exercise's number",
+    "11.2": "an exercise's number",
+    "11.3": "an exercise's number",
+    "11.4": "an exercise's number",
     "90": "the minimal path's minutes, counted: about 4,000 words on the path at 100 words a minute + 6 min x 8 points",
     "100": "a pace: words read per minute (with 6 minutes per exercise point: a student timed the lesson at 3 hours); "
     "also a setting: the toy decoder reads 100 tokens",
