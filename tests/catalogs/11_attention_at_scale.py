@@ -247,7 +247,7 @@ EXERCISES = {
                 .replace(
                     "s = q @ np.swapaxes(k, -1, -2)", "s = S_all[..., i0:i0 + block_size, j0:j0 + block_size].copy()"
                 ),
-                "never build it",
+                "Never build the whole",
             ),
             "the update written inline (online_softmax_update never called)": (
                 tiled().replace(
@@ -301,7 +301,7 @@ EXERCISES = {
                 "        out[..., i0:i0 + block_size, :] = np.exp(S - m[..., None]) @ V / l[..., None]\n"
                 "        lse[..., i0:i0 + block_size] = m + np.log(l)\n"
                 "    return (out, lse) if return_lse else out\n",
-                "two passes over the keys",
+                "Two passes over the keys",
             ),
             "two passes over the tiles: m and l first, then the output with the final m and l (no running Õ)": (
                 "def tiled_attention(Q, K, V, block_size, causal=False, return_lse=False):\n"
@@ -330,7 +330,7 @@ EXERCISES = {
                 "        out[..., i0:i0 + block_size, :] = O / l[..., None]\n"
                 "        lse[..., i0:i0 + block_size] = m + np.log(l)\n"
                 "    return (out, lse) if return_lse else out\n",
-                "two passes over the keys",
+                "Two passes over the keys",
             ),
             "float32 result for float64 inputs": (
                 tiled().replace(
