@@ -1712,7 +1712,7 @@ plots.show(
 # of the original training: grouped-query attention close to multi-head quality, multi-query further behind.
 
 # %% [markdown]
-# ## 6. Optional: explore tiles, running statistics and memory
+# ## 6. Explore (optional): tiles, running statistics and memory
 #
 # The explorer runs **your** code on one head with $d_k = 8$ (fixed random queries, keys and values; the sliders
 # take the first $T$ of 64 tokens).
@@ -1896,7 +1896,7 @@ widgets.explore(
 )
 
 # %% [markdown]
-# ## 7. Optional experiment: peak memory against $T$, plain and tiled
+# ## 7. Experiment (optional): peak memory against $T$, plain and tiled
 #
 # **Claim.** Plain attention's peak memory grows with $T^2$; your tiled attention's grows linearly in $T$, and
 # its only $T$-dependent part is the output it returns (and perhaps a copy of it, if it assembles the output from
