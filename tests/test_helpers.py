@@ -433,6 +433,19 @@ def test_numpy_peak_memory_sees_numpy_and_counts_torch():
     assert not tracemalloc.is_tracing() and tracemalloc.reset_peak is not checks._refuse
 
 
+def test_read_counter_counts_slices_and_whole_uses_but_not_shapes():
+    K, reads = checks.read_counter(np.ones((2, 6, 3)))
+    assert np.result_type(K, np.float64) == np.float64 and K.shape == (2, 6, 3) and reads[0] == 0
+    block = K[..., 0:2, :]
+    assert type(block) is np.ndarray and reads[0] == 12  # a slice: its numbers
+    np.ones((2, 4, 3)) @ K.swapaxes(-1, -2)  # a view used whole: all 36
+    assert reads[0] == 48
+    np.swapaxes(K, -1, -2)  # a numpy function given the whole array reads it
+    assert reads[0] == 84
+    np.asarray(K)  # a conversion is not seen: lesson 11's spec asks for slices, and its check names this
+    assert reads[0] == 84
+
+
 # --- lessons 05 and 06: a matrix drawn with its numbers; lesson 06: masks that hold for scores far below -1e9 -------
 
 

@@ -247,7 +247,7 @@ EXERCISES = {
                 .replace(
                     "s = q @ np.swapaxes(k, -1, -2)", "s = S_all[..., i0:i0 + block_size, j0:j0 + block_size].copy()"
                 ),
-                "never build it",
+                "Never build the whole",
             ),
             "the update written inline (online_softmax_update never called)": (
                 tiled().replace(
@@ -301,7 +301,50 @@ EXERCISES = {
                 "        out[..., i0:i0 + block_size, :] = np.exp(S - m[..., None]) @ V / l[..., None]\n"
                 "        lse[..., i0:i0 + block_size] = m + np.log(l)\n"
                 "    return (out, lse) if return_lse else out\n",
-                "hold one tile of scores at a time",
+                "Two passes over the keys",
+            ),
+            "two passes over the tiles: m and l first, then the output with the final m and l (no running Õ)": (
+                "def tiled_attention(Q, K, V, block_size, causal=False, return_lse=False):\n"
+                "    T_q, T_k, d_k = Q.shape[-2], K.shape[-2], Q.shape[-1]\n"
+                "    out, lse = np.empty(Q.shape[:-1] + V.shape[-1:]), np.empty(Q.shape[:-1])\n"
+                "    for i0 in range(0, T_q, block_size):\n"
+                "        q = Q[..., i0:i0 + block_size, :] / np.sqrt(d_k)\n"
+                "        rows = np.arange(i0, i0 + q.shape[-2])\n"
+                "        m, l = np.full(q.shape[:-1], -np.inf), np.zeros(q.shape[:-1])\n"
+                "        scores = []\n"
+                "        for j0 in range(0, T_k, block_size):\n"
+                "            if causal and j0 > rows[-1]:\n"
+                "                break\n"
+                "            s = q @ np.swapaxes(K[..., j0:j0 + block_size, :], -1, -2)\n"
+                "            if causal:\n"
+                "                s = np.where(np.arange(j0, j0 + s.shape[-1])[None, :] <= rows[:, None], s, -np.inf)\n"
+                "            m, l = online_softmax_update(m, l, s)\n"
+                "        O = np.zeros(q.shape[:-1] + V.shape[-1:])\n"
+                "        for j0 in range(0, T_k, block_size):  # second pass: the final m and l, nothing to rescale\n"
+                "            if causal and j0 > rows[-1]:\n"
+                "                break\n"
+                "            s = q @ np.swapaxes(K[..., j0:j0 + block_size, :], -1, -2)\n"
+                "            if causal:\n"
+                "                s = np.where(np.arange(j0, j0 + s.shape[-1])[None, :] <= rows[:, None], s, -np.inf)\n"
+                "            O += np.exp(s - m[..., None]) @ V[..., j0:j0 + block_size, :]\n"
+                "        out[..., i0:i0 + block_size, :] = O / l[..., None]\n"
+                "        lse[..., i0:i0 + block_size] = m + np.log(l)\n"
+                "    return (out, lse) if return_lse else out\n",
+                "Two passes over the keys",
+            ),
+            "float32 result for float64 inputs": (
+                tiled().replace(
+                    "np.empty(Q.shape[:-1] + V.shape[-1:])", "np.empty(Q.shape[:-1] + V.shape[-1:], dtype=np.float32)"
+                ),
+                "float64 inputs gave a result of dtype float32",
+            ),
+            "K and V converted as a whole first (the reads cannot be counted)": (
+                tiled().replace(
+                    "    for i0 in range(0, T_q, block_size):\n",
+                    "    K, V = np.asarray(K), np.asarray(V)\n    for i0 in range(0, T_q, block_size):\n",
+                    1,
+                ),
+                "do not convert K or V first",
             ),
         },
         "right": {
@@ -423,6 +466,13 @@ EXERCISES = {
                 "did not halve",
             ),
             "causal mask ignored": (BACKWARD.format(**(BACKWARD_PARTS | dict(causal_mask="False"))), None),
+            "float32 gradients for float64 inputs": (
+                BACKWARD.format(**BACKWARD_PARTS).replace(
+                    "    return dQ, dK, dV\n",
+                    "    return dQ.astype(np.float32), dK.astype(np.float32), dV.astype(np.float32)\n",
+                ),
+                "float64 inputs gave a result of dtype float32",
+            ),
             "full matrices (autograd's formulas at once)": (
                 "def tiled_attention_backward(Q, K, V, O, dO, lse, block_size, causal=False):\n"
                 "    d_k = Q.shape[-1]\n"
@@ -582,6 +632,12 @@ assert M_IO[-1] == 12 * D_IO**2 and share_at_largest < 1 / 3
 assert all(all(traffic[N, M] == 2 * N * D_IO + 12 * N * N * D_IO**2 // M for M in M_IO) for N in N_IO)
 # Q8: doubling M roughly halves the traffic for a long sequence
 assert all(0.45 < traffic[N_IO[-1], 2 * M] / traffic[N_IO[-1], M] < 0.6 for M in M_IO[:-1])
+# a CPU shows it too: the tiled CPU kernel is a few times faster on the vectorised code paths (a ratio within one run,
+# with a wide margin), about as fast on the unvectorised fallback
+if torch.backends.cpu.get_cpu_capability() in ("AVX2", "AVX512"):
+    assert cpu_speedup > 1.5, cpu_speedup
+else:
+    assert 0.5 < cpu_speedup < 2.5, cpu_speedup
 # section 5: the cache bytes equal the formula; uptraining is a fifth of the training, on half of lesson 10's steps
 assert measured_per_token == formula_per_token and UPTRAIN_STEPS * 5 == BASE_STEPS == 400 // 2
 # pooling raises the loss, most for one kv head; the extra steps still help the multi-head control (no memorising
@@ -618,7 +674,14 @@ NOT_MEASURED = {
     "2022": "a year of publication (Dao et al.)",
     "2023": "a year of publication (Ainslie et al.; Kwon et al.; Chen et al.)",
     "2.13": "the PyTorch version this course pins",
-    "100": "a setting: the toy decoder reads 100 tokens",
+    "11.1": "an exercise's number",
+    "11.2": "an exercise's number",
+    "11.3": "an exercise's number",
+    "11.4": "an exercise's number",
+    "90": "the minimal path's minutes, counted: about 4,000 words on the path at 100 words a minute + 6 min x 8 points",
+    "100": "a pace: words read per minute (with 6 minutes per exercise point: a student timed the lesson at 3 hours); "
+    "also a setting: the toy decoder reads 100 tokens",
+    "512": "a name: the AVX-512 instruction set (and the window W = 512 of section 8, a setting)",
     "16": "settings: 16-bit floats; 16 query heads in Q4",
     "32": "settings: the hypothetical model's 32 layers and 32 query heads",
     "400": "a setting: lesson 10's training steps",
