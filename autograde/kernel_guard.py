@@ -26,6 +26,7 @@ code, so that later rebinding cannot change what this code does.
 
 import ast
 import builtins
+import dis
 import hashlib
 import hmac
 import json
@@ -223,6 +224,7 @@ class State:
         self.shell_attrs = set(shell.__dict__)
         self.signals = self._signals()
         self.threads = set(sys._current_frames())
+        self._stores = {}  # module name -> global names its own code stores (`_library_state`)
 
     # --- what is watched
     def _watched_names(self, name, values):
@@ -315,6 +317,37 @@ class State:
         home = os.path.dirname(getattr(top, "__file__", None) or "/nonexistent/x")
         return code is not None and code.co_filename.startswith(home + os.sep)
 
+    def _library_state(self, name, key, new):
+        """The library's own lazy state (`global LOADED; LOADED = True` in torch._functorch.predispatch),
+        told apart by origin: only code whose globals are the module's dict can store a global name, and
+        the module's own code, in its file inside the environment, stores this one. A value the notebook
+        made (its function, class, or an instance of its class) is never the library's."""
+        module, _, values = self.modules[name]
+        path = values.get("__file__")
+        if type(path) is not str or not self.trust.trusted_file(os.path.realpath(path)):
+            return False
+        if name not in self._stores:
+            self._stores[name] = _global_stores(values.values(), path)
+        return key in self._stores[name] and not self._notebook_made(new)
+
+    def _notebook_made(self, value):
+        if type(value) is types.CodeType:
+            return True
+        for candidate in (value, type(value)):
+            if type(candidate) is types.MethodType:
+                candidate = candidate.__func__
+            if type(candidate) is types.FunctionType:
+                if not self.trust.trusted_file(candidate.__code__.co_filename):
+                    return True
+            elif is_a(candidate, type) and _heap_type(candidate):
+                members = type.__dict__["__dict__"].__get__(candidate)
+                if members.get("__module__") == "__main__" or any(
+                    type(m) is types.FunctionType and not self.trust.trusted_file(m.__code__.co_filename)
+                    for m in members.values()
+                ):
+                    return True
+        return False
+
     def _module_changes(self):
         found = []
         for name, (module, cls, values) in self.modules.items():
@@ -325,7 +358,7 @@ class State:
                 if key not in now:
                     changed.append(key)
                 elif now[key] is not old:
-                    if self._library_wrapper(name, old, now[key]):
+                    if self._library_wrapper(name, old, now[key]) or self._library_state(name, key, now[key]):
                         values[key] = now[key]
                     else:
                         changed.append(key)
@@ -459,6 +492,33 @@ class State:
                     change.undo()
                 except Exception:  # noqa: BLE001 - reported anyway; the test decides what it means
                     pass
+
+
+def _global_stores(values, path):
+    """Names that code defined in the file `path` (functions and methods among `values`, and the code
+    nested in them) stores or deletes as globals."""
+    names, seen, todo = set(), set(), []
+    for value in values:
+        members = type.__dict__["__dict__"].__get__(value).values() if is_a(value, type) else ()
+        for item in (value, *members):
+            item = getattr(item, "__func__", item) if type(item) in (classmethod, staticmethod) else item
+            for _ in range(5):  # decorated (functools.wraps, lru_cache): the function it wraps
+                if type(item) is types.FunctionType or item is None:
+                    break
+                try:
+                    item = object.__getattribute__(item, "__wrapped__")
+                except AttributeError:
+                    item = None
+            if type(item) is types.FunctionType and item.__code__.co_filename == path:
+                todo.append(item.__code__)
+    while todo:
+        code = todo.pop()
+        if id(code) in seen:
+            continue
+        seen.add(id(code))
+        todo += [c for c in code.co_consts if type(c) is types.CodeType]
+        names.update(i.argval for i in dis.get_instructions(code) if i.opname in ("STORE_GLOBAL", "DELETE_GLOBAL"))
+    return names
 
 
 # --------------------------------------------------------------------------------------------
