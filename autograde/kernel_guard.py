@@ -664,6 +664,28 @@ def _targets(stmt):
     return []
 
 
+def code_names(code):
+    """Global names a code object (and the code nested in it) may look up."""
+    names, todo = set(), [code]
+    while todo:
+        code = todo.pop()
+        names.update(code.co_names)
+        todo += [c for c in code.co_consts if type(c) is types.CodeType]
+    return names
+
+
+def tree_names(*trees):
+    """Every name a test's syntax trees mention (loaded, stored or declared `global`)."""
+    names = set()
+    for tree in trees:
+        for node in ast.walk(tree) if tree is not None else ():
+            if isinstance(node, ast.Name):
+                names.add(node.id)
+            elif isinstance(node, (ast.Global, ast.Nonlocal)):
+                names.update(node.names)
+    return names
+
+
 def split_test(source, hidden=HIDDEN):
     """(code to exec, expression to evaluate or None, names bound at the top level of the visible part). The
     hidden part is what nbgrader's ClearHiddenTests removes: the lines from one holding `hidden[0]` to one
@@ -742,6 +764,13 @@ class Guard:
         self.current = None  # violations of the test now running
         self.taint = ""  # why no later test can be trusted
         self.reported = set()
+        self.test_names = set()
+        for test in self.tests.values():
+            try:
+                self.test_names |= tree_names(ast.parse(test.get("source", "")))
+            except (SyntaxError, ValueError):
+                pass
+        self.import_values = {}  # filled by `install`, once the state is taken
 
     # --- events
     def hook(self, event, args):
@@ -867,17 +896,56 @@ class Guard:
     def check(self, nonce):
         changes = self.state.changes()
         self.state.restore(changes)
-        self.channel.emit("check", nonce=nonce, problems=[c.what for c in changes])
+        self.channel.emit("check", nonce=nonce, problems=[c.what for c in changes] + self.shadows())
 
-    def namespace(self, visible):
-        """The test's globals: the notebook's names, the lesson's imports as at set-up, private builtins.
-        Names the visible part of the test binds reach the notebook at once (`Mirrored`)."""
+    def shadows(self):
+        """The notebook's globals, at the end, that shadow a builtin the tests use or a name the lesson
+        imported for them (a check helper, `np`): whatever syntax bound them, the tests never see them."""
+        found = []
+        for key, value in list(self.user_ns.items()):
+            if type(key) is not str or key.startswith("__") or key in VOLATILE:
+                continue
+            if key in self.test_names and key in self.state.builtins and value is not self.state.builtins[key]:
+                found.append(f"the notebook's global {key!r} shadows the builtin {key}")
+            elif key in self.import_values and value is not self.import_values[key]:
+                found.append(f"the notebook's global {key!r} shadows the lesson's {key}")
+        return found
+
+    def setup_values(self):
+        """{name: value} of the lesson's imports (`np`, `checks`, `expect_close`) as at set-up."""
+        values = {}
+        for name, module, attribute in self.imports:
+            if module in self.state.modules:
+                entry = self.state.modules[module]
+                values[name] = entry[0] if attribute is None else entry[2].get(attribute)
+        return {k: v for k, v in values.items() if v is not None}
+
+    def needed(self, used):
+        """The names a test can look up: those its code uses, and those the functions of earlier tests it
+        uses use, in turn."""
+        needed, todo = set(), list(used)
+        while todo:
+            key = todo.pop()
+            if key in needed:
+                continue
+            needed.add(key)
+            value = self.hidden_names.get(key, self.user_ns.get(key))
+            if type(value) is types.FunctionType and value.__code__.co_filename.startswith(TEST_FILE):
+                todo += code_names(value.__code__)
+        return needed
+
+    def namespace(self, visible, used=None):
+        """The test's globals: of the notebook's names only those the test needs (`needed`), never one named
+        like a builtin; the lesson's imports as at set-up; private builtins. Names the visible part of the
+        test binds reach the notebook at once (`Mirrored`)."""
         frozen = frozen_modules(self.state)
         own = dict(self.state.builtins)
         own["__import__"] = guarded_import(self.state, frozen, self.real_import)
         protected = {name for name, _, _ in self.imports} | {"__builtins__", "__name__", "get_ipython"}
         ns = Mirrored(self.user_ns, visible - protected, self.rebind)
-        for key, value in [*self.user_ns.items(), *self.hidden_names.items()]:
+        needed = self.needed(self.user_ns.keys() | self.hidden_names.keys() if used is None else used)
+        notebook = [(k, v) for k, v in self.user_ns.items() if k in needed and k not in self.state.builtins]
+        for key, value in [*notebook, *self.hidden_names.items()]:
             if type(value) is types.FunctionType and value.__code__.co_filename.startswith(TEST_FILE):
                 value = self.rebind(value, ns)  # a function an earlier test defined: it sees this test's names
             dict.__setitem__(ns, key, value)
@@ -928,7 +996,7 @@ class Guard:
             record.update(ok=False, ename="SyntaxError", evalue=f"the test itself does not compile: {err}")
             self.channel.emit("test", **record)
             return
-        ns = self.namespace(visible)
+        ns = self.namespace(visible, tree_names(tree, value_expr))
         self.current = violations = []
         interrupted = None
         value = None
@@ -1028,6 +1096,7 @@ def install(payload, shell, fd):
     packages = payload.get("packages", ["numpy", "torch", "attention_course", "math"])
     state = State(shell, packages, helpers, trust, payload.get("attributes", []))
     guard = Guard(payload, shell, channel, state, trust)
+    guard.import_values = guard.setup_values()
     channel.emit("hello", key=channel.key.hex(), modules=len(state.modules), tests=len(guard.tests))
     wrong = check_origins(state, trust)
     if wrong:

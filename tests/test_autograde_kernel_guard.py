@@ -183,3 +183,37 @@ def test_the_notebook_rebinding_a_library_global_is_still_tampering():
     assert flagged(report, "mimetypes: rebinds types_map"), report
     report = guarded_with_mimetypes(code("vars(mimetypes)['guess_type'] = print"), SQRT_TEST)
     assert flagged(report, "mimetypes: rebinds guess_type"), report
+
+
+SHADOWING = [
+    "for zip in [lambda *a: iter(())]:\n    pass",
+    "import contextlib\nwith contextlib.nullcontext(lambda v: 0) as abs:\n    pass",
+    "(sum := lambda v: 0)",
+    "def f():\n    global len\n    len = lambda v: 0\nf()",
+    "globals().update(max=lambda *a: 0)",
+    "def g():\n    global min\n    from operator import add as min\ng()",
+    "math = None",
+]
+BUILTINS_TEST = {
+    "test": "builtins-tests",
+    "source": "assert list(zip([1], [2])) == [(1, 2)] and abs(-2) == 2 and sum([1, 2]) == 3\n"
+    "assert len('ab') == 2 and max(1, 2) == 2 and min(1, 2) == 1 and math.sqrt(4) == 2",
+}
+
+
+def test_a_global_named_like_a_builtin_never_reaches_a_test_and_is_flagged():
+    """Every route that binds a notebook global (for, with, walrus, `global` in a function, globals().update,
+    an import inside a function): the test still sees the real builtins and the lesson's `math`."""
+    report = guarded(*map(code, SHADOWING), BUILTINS_TEST)
+    assert report["outcomes"]["builtins-tests"]["ok"], report
+    for name in ("zip", "abs", "sum", "len", "max", "min"):
+        assert flagged(report, f"the notebook's global '{name}' shadows the builtin {name}"), (name, report)
+    assert flagged(report, "the notebook's global 'math' shadows the lesson's math"), report
+
+
+def test_a_test_sees_only_the_notebook_names_it_uses():
+    report = guarded(
+        code("answer = 4\nunrelated = 5"),
+        {"test": "only-tests", "source": "assert answer == 4\nassert 'unrelated' not in globals()"},
+    )
+    assert report["outcomes"]["only-tests"]["ok"], report
