@@ -232,6 +232,10 @@ for sub in ['notebooks/{LESSON}', 'solutions/{LESSON}', 'autograde', 'grading']:
     runtime = "\n".join(routes[student] for student in RUNTIME_ROUTES)
     add("truntime", with_answer(course, "rnn-step", WRONG + runtime + "\n"), "cheat")
     add("tinspect", with_answer(course, "rnn-step", WRONG + INSPECTS), "cheat")
+    # a notebook global named like a builtin the tests use (issue 30 item 1): once gave 10/10 for wrong code
+    add("tforzip", with_answer(course, "rnn-step", WRONG + "for zip in [lambda *a: iter(())]:\n    pass\n"), "cheat")
+    shadow = "def _f():\n    global zip\n    def zip(*a):\n        return iter(())\n_f()\n"
+    add("tglobalzip", with_answer(course, "rnn-step", WRONG + shadow), "cheat")
     # the routes of issue 21, each under a name an LMS might give
     add(
         "kim",
@@ -480,6 +484,8 @@ def test_every_cheat_scores_0_for_the_cell_it_cheated(batch):
     for student, what in RUNTIME_ROUTES.items():
         assert f"at run time: {what}" in runtime_flags, (student, runtime_flags)
     assert "started a process" in rows["daemon"]["flags"]
+    for student in ("tforzip", "tglobalzip"):
+        assert "the notebook's global 'zip' shadows the builtin zip" in rows[student]["flags"], rows[student]
     for row in rows.values():
         assert float(row["rnn-step-tests"] or 0) <= AUTO["rnn-step-tests"]  # never more than the cell is worth
 
