@@ -314,6 +314,15 @@ def lesson_by_content(data, lesson, grade_ids):
     return best if best and overlap[best] else ""
 
 
+INVENTED = ("student id read from the file name", "another student's files gave the same id")
+
+
+def invented_ids(entries):
+    """The ids the grader made up (from a name that is not an id, or to tell two people apart): they are graded
+    into grades.csv, never into nbgrader's student list, until the roster maps the person (issue 30)."""
+    return {e.student for e in entries if any(f.startswith(INVENTED) for f in e.flags)}
+
+
 def by_student(entries):
     """{student id: their entries}, in the order of the entries."""
     found = {}

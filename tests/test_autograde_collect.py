@@ -274,3 +274,43 @@ def test_a_file_no_person_can_be_read_from_gets_its_own_row(tmp_path):
     for name in (f"{L}.ipynb", f"{L} (1).ipynb"):
         assert found[name].student == collect.UNKNOWN and "no person can be read" in found[name].status
     assert not (tmp_path / "submitted" / collect.UNKNOWN).exists() and not (tmp_path / "submitted" / "01").exists()
+
+
+# --- no phantom students (issue 30 item 3) ----------------------------------------------------------------------
+
+
+def test_ids_the_grader_made_up_are_known_as_such(tmp_path):
+    found = collect_files(
+        tmp_path,
+        {
+            f"ada_{L}.ipynb": notebook("rnn-step"),
+            f"José García_{L}.ipynb": notebook("rnn-step"),
+            f"smithjohn_1001_5001_{L}.ipynb": notebook("rnn-step"),
+            f"smithjohn_1002_5002_{L}.ipynb": notebook("rnn-step"),
+        },
+    )
+    assert collect.invented_ids(found.values()) == {"José-García", "smithjohn-1001", "smithjohn-1002"}
+
+
+def test_forget_removes_the_ids_a_batch_added_and_keeps_other_lessons_students(tmp_path):
+    from nbgrader.api import Gradebook
+
+    from autograde import forget
+
+    runs = tmp_path / "runs" / L
+    runs.mkdir(parents=True)
+    (runs / "added_students.txt").write_text("01\nLesson01\nbob\n")
+    url = f"sqlite:///{tmp_path / 'gradebook.db'}"
+    with Gradebook(url) as gb:
+        gb.add_assignment(L)
+        gb.add_assignment("other")
+        for student in ("01", "Lesson01", "bob", "ada"):
+            gb.add_student(student)
+        gb.add_submission(L, "01")
+        gb.add_submission("other", "bob")
+    course = SimpleNamespace(db_url=url, course_id="default_course", runs=lambda lesson: tmp_path / "runs" / lesson)
+    assert forget.forget(course, L) == (["01", "Lesson01"], ["bob"])  # a dry run by default
+    assert forget.forget(course, L, apply=True) == (["01", "Lesson01"], ["bob"])
+    with Gradebook(url) as gb:
+        assert sorted(s.id for s in gb.students) == ["ada", "bob"]
+    assert (runs / "added_students.txt").read_text() == "bob\n"
