@@ -20,5 +20,23 @@ The steps, one module each (see README.md in this folder):
 
 What they share: cells (nbgrader's cell roles), course (the course root and its configuration), messages
 (the jobs and results between the command and its workers), roster, errors (GradingError).
+Where a score comes from, in order (each step can only lower it or flag it, never raise it):
+  1. collect.py      the file is attributed to one person (or gets a row of its own saying it cannot be);
+                     the latest of their files is chosen, a choice the download does not order is flagged
+  2. repairs.py      the notebook is made gradable against the release; locked and test cells are restored
+  3. tamper.py       static rules flag code that rebinds what the tests use (any binding syntax)
+  4. canary.py       the lesson's solution must score full marks and its blank 0, else nobody is graded
+  5. pruning.py      cells no grade depends on are left out (prune.py: identical to the release, defining nothing
+                      a kept cell reads, changing no state; anything undecided runs; --full runs every cell)
+  6. execute.py      the kernel runs in the sandbox (sandbox.py, containment.py) with the student's per-cell
+                     limit; the grader's own cells (guard setup, final check) have their own bound
+  7. kernel_guard.py each test runs in a namespace of its own (the notebook names it uses, never a builtin's
+                     name; the lesson's imports as at set-up); state is compared around it (a library's own
+                     lazy state, told by origin, is not a change); its outcome is sent as authenticated data
+  8. guard.py        the outcomes become the test cells' outputs, which nbgrader's SaveAutoGrades scores
+  9. worker.py       into a private gradebook; gradebook.py commits it to the real one in one transaction
+                     (an id the grader made up is kept out of nbgrader's student list)
+ 10. report.py       grades.csv: scores, status, flags (a flag means `needs manual grading`)
+
 The package imports nothing from course_dev (the development tools), which may import it.
 """

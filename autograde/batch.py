@@ -221,8 +221,11 @@ def refresh_feedback(batch):
     failed = [s for s in batch.students if batch.results[s]["status"] == "failed"]
     for student in failed:
         write_json(batch.out / "results" / f"{student}.json", batch.results[student])
-    ok = [s for s in batch.students if s not in failed]
+    invented = collect_step.invented_ids(batch.entries)
+    ok = [s for s in batch.students if s not in failed and s not in invented]
     batch.scores, prints = gradebook.read_scores(batch.course, batch.lesson, ok)
+    for student in invented & set(batch.students) - set(failed):
+        batch.scores[student] = {k: tuple(v) for k, v in batch.results[student].get("scores", {}).items()}
     stale = [
         s
         for s in ok
@@ -310,15 +313,37 @@ def record(batch, job, result):
     rec = batch.results[job.student]
     rec["flags"] = list(dict.fromkeys(rec["flags"] + result.flags))
     rec["seconds"], rec["sandbox"] = result.seconds, result.sandbox
-    if result.ok:
+    if result.ok and job.student in collect_step.invented_ids(batch.entries):
+        place_feedback(batch, job.student, result.feedback)
+        rec.update(status="graded", reason="", scores=own_scores(batch, result.results), feedback_print=None)
+        rec["flags"] = list(dict.fromkeys([*rec["flags"], NOT_RECORDED]))
+    elif result.ok:
         with batch.timings.phase("commit (in the grading phase)"):
-            gradebook.commit(batch.course, batch.lesson, job.student, result.results)  # one transaction
+            if gradebook.commit(batch.course, batch.lesson, job.student, result.results):  # one transaction
+                with open(batch.out / ADDED, "a", encoding="utf-8") as added:  # `python -m autograde.forget`
+                    added.write(job.student + "\n")
             replace_dir(Path(result.autograded), batch.course.autograded / job.student / batch.lesson)
             place_feedback(batch, job.student, result.feedback)
             rec.update(status="graded", reason="", feedback_print=result.feedback_print)
     else:
         rec.update(status="failed", reason=result.reason or "unknown", trace=result.trace)
     write_json(batch.out / "results" / f"{job.student}.json", rec)
+
+
+ADDED = "added_students.txt"  # the ids this lesson's batches added to nbgrader's student list
+NOT_RECORDED = (
+    "not recorded in nbgrader's gradebook: the grader made this id up; map the person with --roster and grade again"
+)
+
+
+def own_scores(batch, results):
+    """{grade cell: [score, max]} from a worker's private gradebook (for an id kept out of the real one)."""
+    points = dict(batch.release.columns())
+    return {
+        name: [grade["auto"], points.get(name, 0.0)]
+        for nb in results["notebooks"].values()
+        for name, grade in nb["grades"].items()
+    }
 
 
 def progress(batch, n, total, job, result):

@@ -21,6 +21,7 @@ from .cells import grade_id, with_answers
 from .errors import GradingError
 from .prepare import prepare
 
+SETUP_PROBLEM = "the grader's setup took "  # execute.SandboxExecute.setup_problem
 SOLUTION, BLANK = "canary-solution", "canary-blank"  # ids in the workers' private gradebooks only
 
 
@@ -125,6 +126,10 @@ def verdict(results, columns, manual=()):
     for student, want in ((SOLUTION, "full"), (BLANK, "zero")):
         res = results.get(student)
         label = "the lesson's solution" if student == SOLUTION else "the unanswered release"
+        setup = [f for f in (res.flags if res is not None else []) if f.startswith(SETUP_PROBLEM)]
+        if setup:  # the grader's own cell, not the lesson: say so, and nothing that follows from it
+            problems.append(setup[0])
+            continue
         if res is None or not res.ok:
             problems.append(f"{label} failed to run ({(res and res.reason) or 'the worker did not answer'})")
             continue

@@ -18,15 +18,26 @@ import sys
 import unicodedata
 import zipfile
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 
 from .course import nbgrader_env
 from .errors import GradingError
 from .roster import STUDENT_ID, fold
 
-ATTEMPT = re.compile(r"(\d{4}-\d{2}-\d{2}[-_ T]\d{2}[-:]\d{2}[-:]\d{2})")
+ATTEMPT = re.compile(r"(\d{4})-(\d{2})-(\d{2})[-_ T](\d{2})[-:.](\d{2})[-:.](\d{2})")
 CANVAS = re.compile(r"^(?P<name>[^_]+)(?:_LATE)?_(?P<lms>\d+)_(?P<submission>\d+)_(?P<rest>.+)$")
 MOODLE = re.compile(r"^(?P<name>[^_]+)_(?P<lms>\d+)_assignsubmission_(?:file|onlinetext)_(?P<rest>.*)$")
+# Brightspace/D2L: `<id>-<user id> - <First Last> - <date> - <file>`
+D2L = re.compile(r"^(?P<submission>\d+)-(?P<lms>\d+) - (?P<name>.+?) - (?P<date>.+?) - (?P<rest>.+)$")
+D2L_DATES = ("%b %d, %Y %I%M %p", "%b %d, %Y %I:%M %p", "%B %d, %Y %I%M %p", "%d %B, %Y %I:%M %p", "%d %b, %Y %I%M %p")
+# Blackboard (nbgrader's ZipCollect convention): `<assignment>_<username>_attempt_<date>_<file>`
+BLACKBOARD = re.compile(r"^(?P<assignment>.+)_(?P<name>[^_]+)_attempt_(?P<rest>.*)$")
+# nbgrader's exchange inbound folder: `<student>+<assignment>+<timestamp>[+<random>]`
+EXCHANGE = re.compile(r"^(?P<name>[^+]+)\+(?P<assignment>[^+]+)\+(?P<date>[^+]+)(?:\+[^+]*)?$")
+GRADESCOPE = re.compile(r"^submission_(?P<submission>\d+)$")  # a folder of Gradescope's export
+GRADESCOPE_METADATA = "submission_metadata.yml"
+UNKNOWN = "(unknown)"  # the student column of a file no person can be read from: never an id
 MAX_FILE = 64 * 1024 * 1024  # larger files are listed, not read
 
 
@@ -40,7 +51,9 @@ class Entry:
     status: str = ""  # set for files that are not graded themselves (superseded, extra file)
     notes: list = field(default_factory=list)
     flags: list = field(default_factory=list)
-    order: tuple = ()  # (attempt time, name): the latest file of a student wins
+    order: tuple = ()  # (attempt time, LMS number, name): the latest file of a student wins
+    when: datetime | None = None  # the attempt's time, when the download gives one
+    number: int | None = None  # the LMS's number of the upload (Canvas's attachment id), when it gives one
     own_name: str = ""  # the file's name without the student and attempt parts (notes.txt)
     name: str = ""  # the person's name as the file gives it (NFC)
     lms_id: str = ""  # the LMS's own user id, when the file name has one (Canvas, Moodle)
@@ -84,6 +97,7 @@ class Download:
     name: str  # the name that is parsed (a zip member: <zip name>_<member name>)
     data: bytes | None = None  # None: not read
     status: str = ""  # why it is not graded, if it is not
+    folders: tuple = ()  # the folders it is in (in the download, or in its zip): some LMSs name the person there
 
 
 def _not_read(path, rel, archive):
@@ -108,7 +122,9 @@ def _zip_members(path, rel, budget=512 * 1024 * 1024):
                 if info.is_dir():
                     continue
                 member = unicodedata.normalize("NFC", info.filename)
-                download = Download(f"{rel}:{member}", f"{path.stem}_{Path(member).name}")
+                inner = Path(member).parts[:-1]
+                download = Download(f"{rel}:{member}", Path(member).name if inner else f"{path.stem}_{member}")
+                download.folders = inner
                 if any(part.startswith(".") for part in Path(member).parts):
                     download.status = "not graded (a hidden file: its name starts with '.')"
                 elif info.file_size > MAX_FILE or info.file_size > budget:
@@ -142,7 +158,7 @@ def downloads(folder):
                     continue
                 status = "not graded (a damaged zip file)"
             data = None if status else path.read_bytes()
-            out.append(Download(rel, unicodedata.normalize("NFC", path.name), data, status))
+            out.append(Download(rel, unicodedata.normalize("NFC", path.name), data, status, Path(rel).parts[:-1]))
     return out
 
 
@@ -155,17 +171,88 @@ def notebook_named(rest, lessons):
     return None, None
 
 
-def parse_name(name, lesson, lessons, roster):
-    """Entry for a file called `name` (no content). `lessons`: {lesson: notebook names}, this one first."""
+def stamp(text):
+    """The first date and time in a text, as a datetime whatever its separators (`2026-11-20T08-00-00`,
+    `2026-11-20-09-00-00`, `2026-11-20 08:00:00.000 UTC`, D2L's `Nov 20, 2026 1015 AM`), or None."""
+    found = ATTEMPT.search(text or "")
+    if found:
+        try:
+            return datetime(*map(int, found.groups()))
+        except ValueError:
+            return None
+    for pattern in D2L_DATES:
+        try:
+            return datetime.strptime((text or "").strip(), pattern)
+        except ValueError:
+            pass
+    return None
+
+
+def folder_person(folders, lessons, gradescope):
+    """(name, LMS id, time) of the person a download's folders name, or None: Moodle's "in folders"
+    (`Ada Lovelace_2001_assignsubmission_file_/`), nbgrader's exchange (`ada+lesson+time/`, or
+    `ada/<lesson>/`), Gradescope's export (`submission_<id>/`, the person from its metadata file)."""
+    folders = [f for f in folders if f and f != "archive"]
+    if folders and folders[-1] in lessons and len(folders) > 1:
+        return folders[-2], "", None
+    last = folders[-1] if folders else ""
+    for pattern in (MOODLE, EXCHANGE):
+        found = pattern.match(last)
+        if found:
+            date = found.groupdict().get("date")
+            return found["name"], found.groupdict().get("lms", ""), stamp(date) if date else None
+    if GRADESCOPE.match(last):
+        return gradescope.get(last, ("", "", None))
+    return None
+
+
+def read_person(name, folders, lessons, gradescope):
+    """(who, rest of the name, LMS id, time, LMS number) of one download, in the formats of the LMSs."""
+    person = folder_person(folders, lessons, gradescope)
+    if person is not None:
+        return person[0], name, person[1], person[2], None
+    for pattern in (CANVAS, MOODLE, D2L):
+        found = pattern.match(name)
+        if found:
+            fields = found.groupdict()
+            number = int(found["submission"]) if pattern is CANVAS else None  # Canvas: the attachment id
+            when = stamp(fields["date"]) if "date" in fields else stamp(found["rest"])
+            return found["name"], found["rest"], found["lms"], when, number
+    found = BLACKBOARD.match(name)
+    if found:
+        return found["name"], found["rest"], "", stamp(found["rest"]), None
+    who, rest = name.split("_", 1) if "_" in name else (Path(name).stem, name)
+    return who, rest, "", stamp(rest), None
+
+
+def read_gradescope(folder):
+    """{`submission_<id>`: (name, id, time)} from the metadata file of Gradescope's export, if there is one."""
+    path = Path(folder) / GRADESCOPE_METADATA
+    if not path.is_file():
+        return {}
+    import yaml
+
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    except (yaml.YAMLError, OSError, UnicodeDecodeError):
+        return {}
+    people = {}
+    for key, value in data.items() if isinstance(data, dict) else ():
+        value = {str(k).lstrip(":"): v for k, v in value.items()} if isinstance(value, dict) else {}
+        submitters = value.get("submitters") or [{}]
+        first = {str(k).lstrip(":"): v for k, v in submitters[0].items()} if isinstance(submitters[0], dict) else {}
+        who = str(first.get("name") or "")
+        lms_id = str(first.get("sid") or first.get("email") or "")
+        people[str(key).lstrip(":")] = (who, lms_id, stamp(str(value.get("created_at", ""))))
+    return people
+
+
+def parse_name(name, lesson, lessons, roster, folders=(), gradescope=None):
+    """Entry for a file called `name` (no content), in `folders` of the download. `lessons`: {lesson: notebook
+    names}, this one first."""
     name = unicodedata.normalize("NFC", name)
     bare = name.lstrip(".")
-    lms = CANVAS.match(bare) or MOODLE.match(bare)
-    if lms:
-        who, rest, lms_id = lms["name"], lms["rest"], lms["lms"]
-    else:
-        who, rest = (bare.split("_", 1) + [""])[:2] if "_" in bare else (Path(bare).stem, bare)
-        lms_id = ""
-    student, flag = student_of(who, roster, lms_id)
+    who, rest, lms_id, when, number = read_person(bare, folders, lessons, gradescope or {})
     found, nb = notebook_named(rest, lessons)
     status, target = "", ""
     if found == lesson:
@@ -174,20 +261,29 @@ def parse_name(name, lesson, lessons, roster):
         status = f"not this lesson (looks like {found})"
     elif rest.lower().endswith(".ipynb"):
         target = "?"  # a notebook under another name: decided per student
-    stamp = ATTEMPT.search(rest)
     own = re.sub(r"^attempt_[^_]*(_|$)", "", rest) or rest
+    dated = ATTEMPT.match(own)
+    own = (own[dated.end() :].lstrip("_") if dated else own) or rest
+    by_folder = folder_person(folders, lessons, gradescope or {}) is not None
+    anonymous = not who.strip() or (not by_folder and any(bare.startswith(n) for ns in lessons.values() for n in ns))
     entry = Entry(
         file=name,
-        student=student,
-        target=target,
-        status=status,
-        order=(stamp.group(1) if stamp else "", name),
+        student=UNKNOWN if anonymous else "",
+        target="" if anonymous else target,
+        status="not graded (no person can be read from its name or folder: rename it <student>_<file>)"
+        if anonymous
+        else status,
+        order=(when or datetime.min, -1 if number is None else number, name),
+        when=when,
+        number=number,
         own_name=own,
         name=unicodedata.normalize("NFC", who),
         lms_id=lms_id,
     )
-    if flag:
-        entry.flags.append(flag)
+    if not anonymous:
+        entry.student, flag = student_of(who, roster, lms_id)
+        if flag:
+            entry.flags.append(flag)
     return entry
 
 
@@ -216,6 +312,15 @@ def lesson_by_content(data, lesson, grade_ids):
     overlap = {other: len(ids & known) for other, known in grade_ids.items() if other != lesson}
     best = max(overlap, key=overlap.get, default="")
     return best if best and overlap[best] else ""
+
+
+INVENTED = ("student id read from the file name", "another student's files gave the same id")
+
+
+def invented_ids(entries):
+    """The ids the grader made up (from a name that is not an id, or to tell two people apart): they are graded
+    into grades.csv, never into nbgrader's student list, until the roster maps the person (issue 30)."""
+    return {e.student for e in entries if any(f.startswith(INVENTED) for f in e.flags)}
 
 
 def by_student(entries):
@@ -257,9 +362,11 @@ def collect_folder(course, lesson, folder, roster=None):
     notebooks = course.notebooks(lesson)
     lessons = {lesson: notebooks, **{other: course.notebooks(other) for other in course.lessons() if other != lesson}}
     grade_ids = {name: course.grade_ids(name) for name in lessons}
-    entries, content = [], {}
+    entries, content, gradescope = [], {}, read_gradescope(folder)
     for download in downloads(folder):
-        entry = parse_name(download.name, lesson, lessons, roster)
+        entry = parse_name(download.name, lesson, lessons, roster, download.folders, gradescope)
+        if download.name == GRADESCOPE_METADATA and gradescope:
+            entry.student, entry.status = UNKNOWN, "not graded (Gradescope's list of who submitted what: read)"
         entry.file = download.rel
         if download.status:
             entry.status, entry.target = download.status, ""
@@ -270,7 +377,7 @@ def collect_folder(course, lesson, folder, roster=None):
         entries.append(entry)
         content[id(entry)] = download.data
     for student, mine in by_student(separate_people(entries)).items():
-        usable = [e for e in mine if not e.status]
+        usable = [e for e in mine if not e.status and student != UNKNOWN]
         if usable:  # else only files that are not graded: their rows say why
             _place(usable, course.submitted / student / lesson, notebooks, content)
     return entries
@@ -294,6 +401,11 @@ def _place(usable, dest, notebooks, content):
             old = chosen[target]
             old.status = f"superseded (a later file of {entry.student} was graded: {entry.file})"
             entry.notes.append(f"resubmission: replaces {old.file}")
+            if not ordered(old, entry):
+                entry.flags.append(
+                    f"two files for {target} and the download does not say which is later ({old.file}, "
+                    f"{entry.file}): {entry.file} was graded (the last by name); check it is the latest"
+                )
         chosen[target] = entry
     for target, entry in chosen.items():
         _write(dest / target, content[id(entry)])
@@ -303,14 +415,17 @@ def _place(usable, dest, notebooks, content):
             kept = Path(entry.own_name).name
             if not entry.file.endswith(".ipynb") and kept not in ("timestamp.txt", "", ".", "..") and kept[0] != ".":
                 _write(dest / kept, content[id(entry)])
-    stamps = [e.order[0] for e in chosen.values() if e.order[0]]
+    stamps = [e.when for e in chosen.values() if e.when is not None]
     if stamps:
-        _write(dest / "timestamp.txt", _timestamp(max(stamps)).encode())
+        _write(dest / "timestamp.txt", max(stamps).strftime("%Y-%m-%d %H:%M:%S").encode())
 
 
-def _timestamp(text):
-    digits = re.findall(r"\d+", text)
-    return "{}-{}-{} {}:{}:{}".format(*digits[:6])
+def ordered(earlier, later):
+    """True when the download itself says which of two files is later: both have times, or both LMS numbers
+    (Canvas's attachment ids), and they differ."""
+    if earlier.when is not None and later.when is not None and earlier.when != later.when:
+        return True
+    return earlier.number is not None and later.number is not None and earlier.number != later.number
 
 
 def _write(path, data):

@@ -8,6 +8,7 @@ reports from the converter. The report is filled whether the run ends or fails.
 """
 
 import json
+import time
 from dataclasses import dataclass, field
 
 from nbformat.v4 import new_code_cell, new_output
@@ -34,6 +35,7 @@ class RunReport:
     flags: list = field(default_factory=list)  # what the integrity guard saw
     limit: str = ""  # the limit the notebook hit ('memory limit 2 GiB'), or ''
     tests: int = 0  # test cells run by the guard
+    setup_seconds: float = 0.0  # how long the grader's setup cell took
     sandbox: dict = field(default_factory=dict)  # the sandbox and limits (SandboxKernelManager.info)
 
     def __deepcopy__(self, memo):
@@ -100,9 +102,28 @@ class SandboxExecute(Execute):
         config=True
     )
 
+    setup_timeout = Int(300, help="seconds the grader's own cells may take (at least the per-cell limit)").tag(
+        config=True
+    )
+
     def __init__(self, **kw):
         super().__init__(**kw)
         self.kernel_manager_class = SandboxKernelManager
+        if self.timeout_func is None:
+            self.timeout_func = self.cell_limit
+
+    def cell_limit(self, cell):
+        """The per-cell limit is the student's: the grader's own cells get their own bound."""
+        if cell.metadata.get(AUTOGRADE_KEY):
+            return max(self.setup_timeout, self.timeout or 0) or None
+        return self.timeout
+
+    def setup_problem(self, seconds):
+        """What a refusal says when the grader's own setup ran past its bound."""
+        return (
+            f"the grader's setup took {seconds:.0f} s (limit {self.cell_limit(_injected('', 'setup'))} s); the "
+            "machine is loaded: raise --cell-timeout or use fewer workers"
+        )
 
     def create_kernel_manager(self):
         km = super().create_kernel_manager()
@@ -148,11 +169,21 @@ class SandboxExecute(Execute):
         nb.cells = cells
         self._payload = guard.payload(tests, self.imports, hidden=guard.hidden_delimiters(self.config))
 
+    def on_cell_execute(self, **kwargs):
+        if kwargs["cell"].metadata.get(AUTOGRADE_KEY) == "setup":
+            self._setup_started = time.monotonic()
+
     def on_cell_executed(self, **kwargs):
         super().on_cell_executed(**kwargs)
         cell, reply = kwargs["cell"], kwargs["execute_reply"]
-        if cell.metadata.get(AUTOGRADE_KEY) == "setup" and reply and reply.get("content", {}).get("status") != "ok":
-            self._setup_failed = True
+        if cell.metadata.get(AUTOGRADE_KEY) != "setup":
+            return
+        self._setup_seconds = time.monotonic() - (self._setup_started or time.monotonic())
+        content = (reply or {}).get("content", {})
+        if content.get("status") != "ok":
+            self._setup_failed = (
+                self.setup_problem(self._setup_seconds) if content.get("ename") == "CellTimeoutError" else True
+            )
 
     def _settle(self, nb, lines):
         """Test cells get their own source back, and outputs made from the guard's records: what they
@@ -166,11 +197,14 @@ class SandboxExecute(Execute):
             cell.outputs = outputs_for(cell.get("outputs", []), analysis.outcomes.get(nonce))
         flags = analysis.flags
         if self._setup_failed:
-            flags.insert(0, "the integrity guard could not start")
+            flags.insert(
+                0, self._setup_failed if self._setup_failed is not True else "the integrity guard could not start"
+            )
         return flags
 
     def preprocess(self, nb, resources=None, km=None):
         self._output_bytes, self._over_output, self._setup_failed, self._km = 0, False, False, None
+        self._setup_started, self._setup_seconds = None, 0.0
         self._inject(nb)
         report = ((resources or {}).get("nbgrader") or {}).get(REPORT_KEY) or RunReport()
         report.ran = True
@@ -199,6 +233,7 @@ class SandboxExecute(Execute):
         if self._over_output:
             report.limit = report.limit or f"output limit {size(self.output_limit)}"
         report.tests = len(self._tests)
+        report.setup_seconds = self._setup_seconds
         report.sandbox = km.info() if km is not None else {}
 
 

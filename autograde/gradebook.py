@@ -173,10 +173,16 @@ def read_results(db_path, lesson, student):
 
 def commit(course, lesson, student, results):
     """Write one student's autograded results into the real gradebook in one transaction. Hand-given
-    points (manual_score, extra credit, manual comments) are kept, as nbgrader's own autograde does."""
-    from nbgrader.api import Gradebook
+    points (manual_score, extra credit, manual comments) are kept, as nbgrader's own autograde does.
+    Returns True if the student was not in nbgrader's student list before."""
+    from nbgrader.api import Gradebook, MissingEntry
 
     with Gradebook(course.db_url, course.course_id) as gb, transaction(gb):
+        try:
+            gb.find_student(student)
+            added = False
+        except MissingEntry:
+            added = True
         gb.update_or_create_student(student)
         kwargs = {"timestamp": results["timestamp"]} if results.get("timestamp") else {}
         gb.update_or_create_submission(lesson, student, **kwargs)
@@ -189,6 +195,7 @@ def commit(course, lesson, student, results):
                 grade.needs_manual_grade = grade.manual_score is not None or grade.auto_score is None
             for name, text in nb["comments"].items():
                 gb.find_comment(name, nb_name, lesson, student).auto_comment = text
+    return added
 
 
 def student_ids(course):

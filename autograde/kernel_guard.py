@@ -26,6 +26,7 @@ code, so that later rebinding cannot change what this code does.
 
 import ast
 import builtins
+import dis
 import hashlib
 import hmac
 import json
@@ -223,6 +224,7 @@ class State:
         self.shell_attrs = set(shell.__dict__)
         self.signals = self._signals()
         self.threads = set(sys._current_frames())
+        self._stores = {}  # module name -> global names its own code stores (`_library_state`)
 
     # --- what is watched
     def _watched_names(self, name, values):
@@ -315,6 +317,37 @@ class State:
         home = os.path.dirname(getattr(top, "__file__", None) or "/nonexistent/x")
         return code is not None and code.co_filename.startswith(home + os.sep)
 
+    def _library_state(self, name, key, new):
+        """The library's own lazy state (`global LOADED; LOADED = True` in torch._functorch.predispatch),
+        told apart by origin: only code whose globals are the module's dict can store a global name, and
+        the module's own code, in its file inside the environment, stores this one. A value the notebook
+        made (its function, class, or an instance of its class) is never the library's."""
+        module, _, values = self.modules[name]
+        path = values.get("__file__")
+        if type(path) is not str or not self.trust.trusted_file(os.path.realpath(path)):
+            return False
+        if name not in self._stores:
+            self._stores[name] = _global_stores(values.values(), path)
+        return key in self._stores[name] and not self._notebook_made(new)
+
+    def _notebook_made(self, value):
+        if type(value) is types.CodeType:
+            return True
+        for candidate in (value, type(value)):
+            if type(candidate) is types.MethodType:
+                candidate = candidate.__func__
+            if type(candidate) is types.FunctionType:
+                if not self.trust.trusted_file(candidate.__code__.co_filename):
+                    return True
+            elif is_a(candidate, type) and _heap_type(candidate):
+                members = type.__dict__["__dict__"].__get__(candidate)
+                if members.get("__module__") == "__main__" or any(
+                    type(m) is types.FunctionType and not self.trust.trusted_file(m.__code__.co_filename)
+                    for m in members.values()
+                ):
+                    return True
+        return False
+
     def _module_changes(self):
         found = []
         for name, (module, cls, values) in self.modules.items():
@@ -325,7 +358,7 @@ class State:
                 if key not in now:
                     changed.append(key)
                 elif now[key] is not old:
-                    if self._library_wrapper(name, old, now[key]):
+                    if self._library_wrapper(name, old, now[key]) or self._library_state(name, key, now[key]):
                         values[key] = now[key]
                     else:
                         changed.append(key)
@@ -459,6 +492,33 @@ class State:
                     change.undo()
                 except Exception:  # noqa: BLE001 - reported anyway; the test decides what it means
                     pass
+
+
+def _global_stores(values, path):
+    """Names that code defined in the file `path` (functions and methods among `values`, and the code
+    nested in them) stores or deletes as globals."""
+    names, seen, todo = set(), set(), []
+    for value in values:
+        members = type.__dict__["__dict__"].__get__(value).values() if is_a(value, type) else ()
+        for item in (value, *members):
+            item = getattr(item, "__func__", item) if type(item) in (classmethod, staticmethod) else item
+            for _ in range(5):  # decorated (functools.wraps, lru_cache): the function it wraps
+                if type(item) is types.FunctionType or item is None:
+                    break
+                try:
+                    item = object.__getattribute__(item, "__wrapped__")
+                except AttributeError:
+                    item = None
+            if type(item) is types.FunctionType and item.__code__.co_filename == path:
+                todo.append(item.__code__)
+    while todo:
+        code = todo.pop()
+        if id(code) in seen:
+            continue
+        seen.add(id(code))
+        todo += [c for c in code.co_consts if type(c) is types.CodeType]
+        names.update(i.argval for i in dis.get_instructions(code) if i.opname in ("STORE_GLOBAL", "DELETE_GLOBAL"))
+    return names
 
 
 # --------------------------------------------------------------------------------------------
@@ -604,6 +664,28 @@ def _targets(stmt):
     return []
 
 
+def code_names(code):
+    """Global names a code object (and the code nested in it) may look up."""
+    names, todo = set(), [code]
+    while todo:
+        code = todo.pop()
+        names.update(code.co_names)
+        todo += [c for c in code.co_consts if type(c) is types.CodeType]
+    return names
+
+
+def tree_names(*trees):
+    """Every name a test's syntax trees mention (loaded, stored or declared `global`)."""
+    names = set()
+    for tree in trees:
+        for node in ast.walk(tree) if tree is not None else ():
+            if isinstance(node, ast.Name):
+                names.add(node.id)
+            elif isinstance(node, (ast.Global, ast.Nonlocal)):
+                names.update(node.names)
+    return names
+
+
 def split_test(source, hidden=HIDDEN):
     """(code to exec, expression to evaluate or None, names bound at the top level of the visible part). The
     hidden part is what nbgrader's ClearHiddenTests removes: the lines from one holding `hidden[0]` to one
@@ -682,6 +764,13 @@ class Guard:
         self.current = None  # violations of the test now running
         self.taint = ""  # why no later test can be trusted
         self.reported = set()
+        self.test_names = set()
+        for test in self.tests.values():
+            try:
+                self.test_names |= tree_names(ast.parse(test.get("source", "")))
+            except (SyntaxError, ValueError):
+                pass
+        self.import_values = {}  # filled by `install`, once the state is taken
 
     # --- events
     def hook(self, event, args):
@@ -807,17 +896,56 @@ class Guard:
     def check(self, nonce):
         changes = self.state.changes()
         self.state.restore(changes)
-        self.channel.emit("check", nonce=nonce, problems=[c.what for c in changes])
+        self.channel.emit("check", nonce=nonce, problems=[c.what for c in changes] + self.shadows())
 
-    def namespace(self, visible):
-        """The test's globals: the notebook's names, the lesson's imports as at set-up, private builtins.
-        Names the visible part of the test binds reach the notebook at once (`Mirrored`)."""
+    def shadows(self):
+        """The notebook's globals, at the end, that shadow a builtin the tests use or a name the lesson
+        imported for them (a check helper, `np`): whatever syntax bound them, the tests never see them."""
+        found = []
+        for key, value in list(self.user_ns.items()):
+            if type(key) is not str or key.startswith("__") or key in VOLATILE:
+                continue
+            if key in self.test_names and key in self.state.builtins and value is not self.state.builtins[key]:
+                found.append(f"the notebook's global {key!r} shadows the builtin {key}")
+            elif key in self.import_values and value is not self.import_values[key]:
+                found.append(f"the notebook's global {key!r} shadows the lesson's {key}")
+        return found
+
+    def setup_values(self):
+        """{name: value} of the lesson's imports (`np`, `checks`, `expect_close`) as at set-up."""
+        values = {}
+        for name, module, attribute in self.imports:
+            if module in self.state.modules:
+                entry = self.state.modules[module]
+                values[name] = entry[0] if attribute is None else entry[2].get(attribute)
+        return {k: v for k, v in values.items() if v is not None}
+
+    def needed(self, used):
+        """The names a test can look up: those its code uses, and those the functions of earlier tests it
+        uses use, in turn."""
+        needed, todo = set(), list(used)
+        while todo:
+            key = todo.pop()
+            if key in needed:
+                continue
+            needed.add(key)
+            value = self.hidden_names.get(key, self.user_ns.get(key))
+            if type(value) is types.FunctionType and value.__code__.co_filename.startswith(TEST_FILE):
+                todo += code_names(value.__code__)
+        return needed
+
+    def namespace(self, visible, used=None):
+        """The test's globals: of the notebook's names only those the test needs (`needed`), never one named
+        like a builtin; the lesson's imports as at set-up; private builtins. Names the visible part of the
+        test binds reach the notebook at once (`Mirrored`)."""
         frozen = frozen_modules(self.state)
         own = dict(self.state.builtins)
         own["__import__"] = guarded_import(self.state, frozen, self.real_import)
         protected = {name for name, _, _ in self.imports} | {"__builtins__", "__name__", "get_ipython"}
         ns = Mirrored(self.user_ns, visible - protected, self.rebind)
-        for key, value in [*self.user_ns.items(), *self.hidden_names.items()]:
+        needed = self.needed(self.user_ns.keys() | self.hidden_names.keys() if used is None else used)
+        notebook = [(k, v) for k, v in self.user_ns.items() if k in needed and k not in self.state.builtins]
+        for key, value in [*notebook, *self.hidden_names.items()]:
             if type(value) is types.FunctionType and value.__code__.co_filename.startswith(TEST_FILE):
                 value = self.rebind(value, ns)  # a function an earlier test defined: it sees this test's names
             dict.__setitem__(ns, key, value)
@@ -868,7 +996,7 @@ class Guard:
             record.update(ok=False, ename="SyntaxError", evalue=f"the test itself does not compile: {err}")
             self.channel.emit("test", **record)
             return
-        ns = self.namespace(visible)
+        ns = self.namespace(visible, tree_names(tree, value_expr))
         self.current = violations = []
         interrupted = None
         value = None
@@ -968,6 +1096,7 @@ def install(payload, shell, fd):
     packages = payload.get("packages", ["numpy", "torch", "attention_course", "math"])
     state = State(shell, packages, helpers, trust, payload.get("attributes", []))
     guard = Guard(payload, shell, channel, state, trust)
+    guard.import_values = guard.setup_values()
     channel.emit("hello", key=channel.key.hex(), modules=len(state.modules), tests=len(guard.tests))
     wrong = check_origins(state, trust)
     if wrong:

@@ -5,7 +5,30 @@ where the message is read, with the field's name, and never becomes a silent def
 
 import json
 from dataclasses import asdict, dataclass, field, fields
+from enum import StrEnum
 from pathlib import Path
+
+
+class Status(StrEnum):
+    """The `status` column of grades.csv; why, when there is a why, is the `reason` column."""
+
+    GRADED = "graded"
+    NEEDS_MANUAL = "needs manual grading"
+    FAILED = "failed to run"
+    SUPERSEDED = "superseded"
+    EXTRA = "extra file"
+    NOT_GRADED = "not graded"
+    NOT_THIS_LESSON = "not this lesson"
+    NOT_SUBMITTED = "not submitted"
+
+    @classmethod
+    def parse(cls, text):
+        """(Status, reason) of a status as the steps write it (`failed to run (memory limit 2 GiB)`)."""
+        for status in sorted(cls, key=lambda s: -len(s.value)):
+            if text == status.value or text.startswith(status.value + " ("):
+                reason = text[len(status.value) :].strip()
+                return status, reason[1:-1] if reason.startswith("(") and reason.endswith(")") else reason
+        raise ValueError(f"unknown status {text!r}")
 
 
 class Message:

@@ -115,7 +115,8 @@ def prepare_student(batch, student):
     previous = batch.out / "results" / f"{student}.json"
     old = json.loads(previous.read_text()) if previous.exists() else None
     unchanged = old and old.get("key") == record["key"] and not batch.settings.force
-    if unchanged and (old["status"] == "failed" or _graded(batch, student)):
+    kept_out = old and old.get("status") == "graded" and "scores" in old  # a made-up id: scores in its record
+    if unchanged and (old["status"] == "failed" or kept_out or _graded(batch, student)):
         return old, False
     return record, True
 

@@ -3,6 +3,8 @@
 import csv
 import re
 
+from .messages import Status
+
 FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 NUMBER = re.compile(r"^[+-]?\d+(\.\d+)?([eE][+-]?\d+)?$")
 
@@ -50,7 +52,8 @@ def rows_for(entries, results, scores, columns, reviewed):
         known = [cells[cid][0] for cid, _ in columns if cid in cells and cells[cid][0] is not None]
         row["total"] = fmt(sum(known)) if cells else ""
         row["max"] = fmt(sum(p for _, p in columns))
-        row["status"] = status
+        row["status"], row["reason"] = Status.parse(status)
+        row["status"] = row["status"].value
         row["flags"] = "; ".join(flags) + (" (reviewed)" if flags and entry.student in reviewed else "")
         row["notes"] = "; ".join(notes)
         rows.append(row)
@@ -65,12 +68,13 @@ def not_submitted_rows(expected, rows, columns):
     have = {r["student"] for r in rows}
     blank = {"file": "", **{cid: "" for cid, _ in columns}, "total": "", "max": fmt(sum(p for _, p in columns))}
     return [
-        {"student": s, **blank, "status": NOT_SUBMITTED, "flags": "", "notes": ""} for s in sorted(set(expected) - have)
+        {"student": s, **blank, "status": NOT_SUBMITTED, "reason": "", "flags": "", "notes": ""}
+        for s in sorted(set(expected) - have)
     ]
 
 
 def write(out, lesson, columns, rows, isolation):
-    fields = ["student", "file"] + [cid for cid, _ in columns] + ["total", "max", "status", "flags", "notes"]
+    fields = ["student", "file"] + [cid for cid, _ in columns] + ["total", "max", "status", "reason", "flags", "notes"]
     tmp = out / "grades.csv.tmp"
     with open(tmp, "w", newline="") as fh:
         writer = csv.DictWriter(fh, fieldnames=fields)
@@ -118,7 +122,7 @@ def write_summary(out, lesson, columns, rows, isolation):
     failed = [r for r in rows if r["status"].startswith("failed")]
     if failed:
         lines += ["", "Could not be graded (no score; look at submitted/<student>/ and logs/<student>.log):"]
-        lines += [f"  {r['student']} ({r['file']}): {r['status']}" for r in failed]
+        lines += [f"  {r['student']} ({r['file']}): {r['status']} ({r.get('reason', '')})" for r in failed]
     flagged = [r for r in rows if r["flags"]]
     if flagged:
         lines += [

@@ -220,6 +220,77 @@ class ImportRebindsBuiltin(Rule):
                     yield f"import binds {bound} to {full}"
 
 
+SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
+COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
+
+
+def _scope_nodes(node):
+    """The nodes of one scope: nested functions, classes and lambdas are not entered (comprehensions are:
+    a walrus in one binds in the enclosing scope; their own targets are skipped by `_binding`)."""
+    for child in ast.iter_child_nodes(node):
+        yield child
+        if not isinstance(child, SCOPES):
+            yield from _scope_nodes(child)
+
+
+def _binding(node):
+    """(names, how) a node binds in its scope, by a syntax the assignment rules do not look at."""
+    if isinstance(node, (ast.For, ast.AsyncFor)):
+        return [n.id for n in bound_names(node.target)], "a for loop"
+    if isinstance(node, (ast.With, ast.AsyncWith)):
+        targets = [i.optional_vars for i in node.items if i.optional_vars is not None]
+        return [n.id for t in targets for n in bound_names(t)], "with ... as"
+    if isinstance(node, ast.NamedExpr):
+        return [node.target.id], "a walrus (:=)"
+    if isinstance(node, ast.ExceptHandler) and node.name:
+        return [node.name], "except ... as"
+    if isinstance(node, (ast.MatchAs, ast.MatchStar)) and node.name:
+        return [node.name], "a match pattern"
+    return [], ""
+
+
+def _function_binding(node):
+    """(names, how) a statement in a function binds (for names the function declares `global`)."""
+    if isinstance(node, (ast.Import, ast.ImportFrom)):
+        return [a.asname or a.name.split(".")[0] for a in node.names], "an import in a function"
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        return [node.name], "a def in a function"
+    targets = store_targets(node)
+    if targets:
+        return [n.id for t in targets for n in bound_names(t)], "an assignment in a function"
+    return _binding(node)
+
+
+class BindsTestNameAnyhow(Rule):
+    """A notebook global named like a builtin or module the tests use, bound by any other syntax: a for
+    loop, `with ... as`, a walrus, `except ... as`, a match pattern, or inside a function that declares
+    it `global` (an assignment, a def, an import); and `globals().update(...)` (names it cannot know)."""
+
+    def check(self, node, ctx):
+        if isinstance(node, ast.Call) and dotted(node.func) in ("globals.update", "globals.setdefault"):
+            yield "changes globals() directly"
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+            inner = node.func.value
+            if isinstance(inner, ast.Call) and isinstance(inner.func, ast.Name) and inner.func.id == "globals":
+                yield f"changes globals() directly (globals().{node.func.attr})"
+        if isinstance(node, ast.Module):
+            yield from self._scope(node, ctx, None)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            declared = {n for sub in _scope_nodes(node) if isinstance(sub, ast.Global) for n in sub.names}
+            if declared:
+                yield from self._scope(node, ctx, declared)
+
+    @staticmethod
+    def _scope(scope, ctx, declared):
+        for sub in _scope_nodes(scope):
+            if isinstance(sub, COMPREHENSIONS):
+                continue
+            names, how = _binding(sub) if declared is None else _function_binding(sub)
+            for name in names:
+                if (declared is None or name in declared) and ctx.guarded_name(name):
+                    yield f"binds {name} with {how}"
+
+
 class DynamicCall(Rule):
     """exec/eval/__import__/setattr/delattr, and globals()/vars() when a subscript is written in the cell."""
 
@@ -303,6 +374,7 @@ RULES = [
     RebindsTestName,
     RedefinesTestName,
     ImportRebindsBuiltin,
+    BindsTestNameAnyhow,
     DynamicCall,
     StoresModuleInternals,
     ImportModuleByName,

@@ -29,7 +29,7 @@ def notebook(*grade_ids):
 
 def collect_files(tmp_path, files):
     folder = tmp_path / "downloads"
-    folder.mkdir(exist_ok=True)
+    folder.mkdir(parents=True, exist_ok=True)
     for name, text in files.items():
         (folder / name).parent.mkdir(parents=True, exist_ok=True)
         (folder / name).write_text(text)
@@ -132,3 +132,185 @@ def test_no_lms_export_cell_is_a_formula(tmp_path, monkeypatch):
         text = (tmp_path / f"{kind}.csv").read_text()
         assert "'=HYPERLINK(1)" in text and ",=HYPERLINK" not in text and "\n=HYPERLINK" not in text
     assert "'@evil" in (tmp_path / "moodle.csv").read_text()
+
+
+# --- every LMS's download, with real file names: two students and a resubmission each (issue 30 item 2) --------
+RIGHT, WRONG = notebook("rnn-step", "right"), notebook("rnn-step", "wrong")
+
+
+def graded(tmp_path, files):
+    """{student: the file graded for them}, and the entries by file."""
+    found = collect_files(tmp_path, files)
+    chosen = {e.student: e.file for e in found.values() if not e.status and e.target}
+    return chosen, found
+
+
+def assert_right_latest(tmp_path, chosen, people):
+    assert sorted(chosen) == sorted(people), chosen
+    for student in people:
+        assert (tmp_path / "submitted" / student / L / f"{L}.ipynb").read_text() == RIGHT, student
+
+
+def test_canvas_resubmissions_are_ordered_by_the_attachment_id_as_a_number(tmp_path):
+    chosen, found = graded(
+        tmp_path,
+        {
+            f"lovelaceada_2001_9999_{L}.ipynb": WRONG,
+            f"lovelaceada_2001_10001_{L}-1.ipynb": RIGHT,  # a later upload: a larger id, shorter as text
+            f"hopper_2002_5000_{L}.ipynb": RIGHT,
+            f"hopper_LATE_2002_5003_{L}-1.ipynb": RIGHT,
+        },
+    )
+    assert_right_latest(tmp_path, chosen, ["lovelaceada", "hopper"])
+    assert chosen["lovelaceada"] == f"lovelaceada_2001_10001_{L}-1.ipynb"
+    assert found[f"lovelaceada_2001_9999_{L}.ipynb"].status.startswith("superseded")
+    assert not any("does not say which is later" in f for e in found.values() for f in e.flags)
+
+
+def test_moodle_flat_and_in_folders(tmp_path):
+    chosen, found = graded(
+        tmp_path,
+        {
+            f"Ada Lovelace_2001_assignsubmission_file_/{L}.ipynb": RIGHT,
+            f"Grace Hopper_2002_assignsubmission_file_/{L}.ipynb": WRONG,
+            f"Grace Hopper_2002_assignsubmission_file_/{L} (1).ipynb": RIGHT,
+        },
+    )
+    assert sorted(chosen) == ["Ada-Lovelace", "Grace-Hopper"]
+    assert found[f"Ada Lovelace_2001_assignsubmission_file_/{L}.ipynb"].lms_id == "2001"
+    flags = found[f"Grace Hopper_2002_assignsubmission_file_/{L}.ipynb"].flags
+    flags += found[f"Grace Hopper_2002_assignsubmission_file_/{L} (1).ipynb"].flags
+    assert any("the download does not say which is later" in f for f in flags), "Moodle keeps no order: flagged"
+    flat, found = graded(
+        tmp_path / "flat",
+        {
+            f"Ada Lovelace_2001_assignsubmission_file_{L}.ipynb": RIGHT,
+            f"Grace Hopper_2002_assignsubmission_file_{L}.ipynb": RIGHT,
+        },
+    )
+    assert sorted(flat) == ["Ada-Lovelace", "Grace-Hopper"]
+
+
+def test_blackboard_names_the_assignment_first_and_the_attempt_time(tmp_path):
+    chosen, found = graded(
+        tmp_path,
+        {
+            f"Lesson01_ada_attempt_2026-11-20-08-00-00_{L}.ipynb": WRONG,
+            f"Lesson01_ada_attempt_2026-11-21-08-00-00_{L}.ipynb": RIGHT,
+            f"Lesson01_grace_attempt_2026-11-20-09-30-00_{L}.ipynb": RIGHT,
+            "Lesson01_grace_attempt_2026-11-20-09-30-00.txt": "Name: Grace Hopper",
+        },
+    )
+    assert_right_latest(tmp_path, chosen, ["ada", "grace"])
+    assert (tmp_path / "submitted" / "grace" / L / "timestamp.txt").read_text() == "2026-11-20 09:30:00"
+
+
+def test_brightspace_names_the_person_and_the_date(tmp_path):
+    chosen, _ = graded(
+        tmp_path,
+        {
+            f"128686-297946 - Ada Lovelace - Nov 20, 2026 1015 AM - {L}.ipynb": WRONG,
+            f"128687-297946 - Ada Lovelace - Nov 20, 2026 1230 PM - {L}.ipynb": RIGHT,
+            f"128690-297950 - Grace Hopper - Nov 19, 2026 0905 AM - {L}.ipynb": RIGHT,
+        },
+    )
+    assert_right_latest(tmp_path, chosen, ["Ada-Lovelace", "Grace-Hopper"])
+
+
+def test_gradescope_export_reads_the_people_from_its_metadata(tmp_path):
+    metadata = (
+        ":submission_501:\n  :submitters:\n  - :name: Ada Lovelace\n    :sid: '2001'\n"
+        "  :created_at: 2026-11-20 08:00:00.000000000 -08:00\n"
+        ":submission_507:\n  :submitters:\n  - :name: Ada Lovelace\n    :sid: '2001'\n"
+        "  :created_at: 2026-11-21 08:00:00.000000000 -08:00\n"
+        ":submission_502:\n  :submitters:\n  - :name: Grace Hopper\n    :sid: '2002'\n"
+        "  :created_at: 2026-11-20 09:00:00.000000000 -08:00\n"
+    )
+    chosen, found = graded(
+        tmp_path,
+        {
+            "submission_metadata.yml": metadata,
+            f"submission_501/{L}.ipynb": WRONG,
+            f"submission_507/{L}.ipynb": RIGHT,
+            f"submission_502/{L}.ipynb": RIGHT,
+        },
+    )
+    assert_right_latest(tmp_path, chosen, ["Ada-Lovelace", "Grace-Hopper"])
+    assert found["submission_metadata.yml"].student == collect.UNKNOWN
+
+
+def test_nbgrader_exchange_folders(tmp_path):
+    chosen, _ = graded(
+        tmp_path,
+        {
+            f"ada+{L}+2026-11-20 08:00:00.000000 UTC+x1/{L}.ipynb": WRONG,
+            f"ada+{L}+2026-11-20 10:00:00.000000 UTC+x2/{L}.ipynb": RIGHT,
+            f"grace+{L}+2026-11-20 09:00:00.000000 UTC+x3/{L}.ipynb": RIGHT,
+        },
+    )
+    assert_right_latest(tmp_path, chosen, ["ada", "grace"])
+    layout, _ = graded(tmp_path / "b", {f"ada/{L}/{L}.ipynb": RIGHT, f"grace/{L}/{L}.ipynb": RIGHT})
+    assert sorted(layout) == ["ada", "grace"]
+
+
+def test_times_are_dates_whatever_their_separators(tmp_path):
+    chosen, found = graded(
+        tmp_path,
+        {
+            f"ada_attempt_2026-11-20T08-00-00_{L}.ipynb": WRONG,  # ISO: sorts after the later one as text
+            f"ada_attempt_2026-11-20-09-00-00_{L}.ipynb": RIGHT,
+            f"grace_attempt_2026-11-20-09-00-00_{L}.ipynb": RIGHT,
+        },
+    )
+    assert_right_latest(tmp_path, chosen, ["ada", "grace"])
+    assert collect.stamp("2026-11-20T08-00-00") < collect.stamp("2026-11-20-09-00-00")
+
+
+def test_a_file_no_person_can_be_read_from_gets_its_own_row(tmp_path):
+    chosen, found = graded(
+        tmp_path, {f"{L}.ipynb": WRONG, f"{L} (1).ipynb": RIGHT, f"ada_{L}.ipynb": RIGHT, f"grace_{L}.ipynb": RIGHT}
+    )
+    assert sorted(chosen) == ["ada", "grace"]
+    for name in (f"{L}.ipynb", f"{L} (1).ipynb"):
+        assert found[name].student == collect.UNKNOWN and "no person can be read" in found[name].status
+    assert not (tmp_path / "submitted" / collect.UNKNOWN).exists() and not (tmp_path / "submitted" / "01").exists()
+
+
+# --- no phantom students (issue 30 item 3) ----------------------------------------------------------------------
+
+
+def test_ids_the_grader_made_up_are_known_as_such(tmp_path):
+    found = collect_files(
+        tmp_path,
+        {
+            f"ada_{L}.ipynb": notebook("rnn-step"),
+            f"José García_{L}.ipynb": notebook("rnn-step"),
+            f"smithjohn_1001_5001_{L}.ipynb": notebook("rnn-step"),
+            f"smithjohn_1002_5002_{L}.ipynb": notebook("rnn-step"),
+        },
+    )
+    assert collect.invented_ids(found.values()) == {"José-García", "smithjohn-1001", "smithjohn-1002"}
+
+
+def test_forget_removes_the_ids_a_batch_added_and_keeps_other_lessons_students(tmp_path):
+    from nbgrader.api import Gradebook
+
+    from autograde import forget
+
+    runs = tmp_path / "runs" / L
+    runs.mkdir(parents=True)
+    (runs / "added_students.txt").write_text("01\nLesson01\nbob\n")
+    url = f"sqlite:///{tmp_path / 'gradebook.db'}"
+    with Gradebook(url) as gb:
+        gb.add_assignment(L)
+        gb.add_assignment("other")
+        for student in ("01", "Lesson01", "bob", "ada"):
+            gb.add_student(student)
+        gb.add_submission(L, "01")
+        gb.add_submission("other", "bob")
+    course = SimpleNamespace(db_url=url, course_id="default_course", runs=lambda lesson: tmp_path / "runs" / lesson)
+    assert forget.forget(course, L) == (["01", "Lesson01"], ["bob"])  # a dry run by default
+    assert forget.forget(course, L, apply=True) == (["01", "Lesson01"], ["bob"])
+    with Gradebook(url) as gb:
+        assert sorted(s.id for s in gb.students) == ["ada", "bob"]
+    assert (runs / "added_students.txt").read_text() == "bob\n"

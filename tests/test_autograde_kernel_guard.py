@@ -152,3 +152,68 @@ def test_a_change_after_the_last_test_is_found_by_the_final_check():
 def test_a_thread_of_the_notebook_running_during_a_test_fails_it():
     report = guarded(code("import threading, time\nthreading.Thread(target=lambda: time.sleep(3)).start()"), SQRT_TEST)
     assert flagged(report, "a thread started by the notebook is running") and not report["outcomes"]["sqrt-tests"]["ok"]
+
+
+MIMETYPES = {"imports": [["mimetypes", "mimetypes", None], *MATH], "packages": ["math", "mimetypes"]}
+
+
+def guarded_with_mimetypes(*cells):
+    """As `guarded`, with the standard library's mimetypes watched: its `init()` rebinds module globals
+    (`global inited, _db, ...`) the way torch._functorch.predispatch rebinds DECOMPOSITIONS_LOADED."""
+    job = {"cells": [{"source": "import math, mimetypes"}, *cells], **MIMETYPES, "helpers": []}
+    done = subprocess.run(
+        [sys.executable, str(DRIVER)], input=json.dumps(job), capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def test_a_library_rebinding_its_own_globals_is_not_tampering():
+    report = guarded_with_mimetypes(code("mimetypes.init()\nmimetypes.guess_type('a.txt')"), SQRT_TEST)
+    assert report["flags"] == [] and report["outcomes"]["sqrt-tests"]["ok"], report
+
+
+def test_the_notebook_rebinding_a_library_global_is_still_tampering():
+    """A name the library's own code never stores, or one it stores given a value the notebook made. (The
+    notebook storing a plain value in a name the library stores lazily is left to the static scan: it flags
+    `torch....X = ...`, `setattr` and `vars(...)[...] = ...`.)"""
+    report = guarded_with_mimetypes(code("mimetypes.guess_all_extensions = len"), SQRT_TEST)
+    assert flagged(report, "mimetypes: rebinds guess_all_extensions"), report
+    report = guarded_with_mimetypes(code("vars(mimetypes)['types_map'] = lambda *a: None"), SQRT_TEST)
+    assert flagged(report, "mimetypes: rebinds types_map"), report
+    report = guarded_with_mimetypes(code("vars(mimetypes)['guess_type'] = print"), SQRT_TEST)
+    assert flagged(report, "mimetypes: rebinds guess_type"), report
+
+
+SHADOWING = [
+    "for zip in [lambda *a: iter(())]:\n    pass",
+    "import contextlib\nwith contextlib.nullcontext(lambda v: 0) as abs:\n    pass",
+    "(sum := lambda v: 0)",
+    "def f():\n    global len\n    len = lambda v: 0\nf()",
+    "globals().update(max=lambda *a: 0)",
+    "def g():\n    global min\n    from operator import add as min\ng()",
+    "math = None",
+]
+BUILTINS_TEST = {
+    "test": "builtins-tests",
+    "source": "assert list(zip([1], [2])) == [(1, 2)] and abs(-2) == 2 and sum([1, 2]) == 3\n"
+    "assert len('ab') == 2 and max(1, 2) == 2 and min(1, 2) == 1 and math.sqrt(4) == 2",
+}
+
+
+def test_a_global_named_like_a_builtin_never_reaches_a_test_and_is_flagged():
+    """Every route that binds a notebook global (for, with, walrus, `global` in a function, globals().update,
+    an import inside a function): the test still sees the real builtins and the lesson's `math`."""
+    report = guarded(*map(code, SHADOWING), BUILTINS_TEST)
+    assert report["outcomes"]["builtins-tests"]["ok"], report
+    for name in ("zip", "abs", "sum", "len", "max", "min"):
+        assert flagged(report, f"the notebook's global '{name}' shadows the builtin {name}"), (name, report)
+    assert flagged(report, "the notebook's global 'math' shadows the lesson's math"), report
+
+
+def test_a_test_sees_only_the_notebook_names_it_uses():
+    report = guarded(
+        code("answer = 4\nunrelated = 5"),
+        {"test": "only-tests", "source": "assert answer == 4\nassert 'unrelated' not in globals()"},
+    )
+    assert report["outcomes"]["only-tests"]["ok"], report

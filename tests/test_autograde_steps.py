@@ -252,13 +252,13 @@ def test_rows_one_per_file_with_statuses():
     }
     scores = {"ada": {"t": (2.0, 2.0), "free": (None, 3.0)}, "dee": {"t": (1.0, 2.0), "free": (0.0, 3.0)}}
     rows = report.rows_for(entries, results, scores, [("t", 2.0), ("free", 3.0)], reviewed=set())
-    status = {r["file"]: r["status"] for r in rows}
+    status = {r["file"]: (r["status"], r["reason"]) for r in rows}
     assert status == {
-        "ada_nb.ipynb": "needs manual grading",
-        "bob_nb.ipynb": "failed to run (invalid JSON)",
-        "bob_old.ipynb": "superseded (later file)",
-        "cy_notes.txt": "failed to run (no notebook submitted)",
-        "dee_nb.ipynb": "needs manual grading",
+        "ada_nb.ipynb": ("needs manual grading", ""),
+        "bob_nb.ipynb": ("failed to run", "invalid JSON"),
+        "bob_old.ipynb": ("superseded", "later file"),
+        "cy_notes.txt": ("failed to run", "no notebook submitted"),
+        "dee_nb.ipynb": ("needs manual grading", ""),
     }
     assert [r["total"] for r in rows] == ["2", "", "", "", "1"]
     assert report.rows_for(entries[-1:], results, scores, [("t", 2.0), ("free", 3.0)], {"dee"})[0]["status"] == "graded"

@@ -232,6 +232,10 @@ for sub in ['notebooks/{LESSON}', 'solutions/{LESSON}', 'autograde', 'grading']:
     runtime = "\n".join(routes[student] for student in RUNTIME_ROUTES)
     add("truntime", with_answer(course, "rnn-step", WRONG + runtime + "\n"), "cheat")
     add("tinspect", with_answer(course, "rnn-step", WRONG + INSPECTS), "cheat")
+    # a notebook global named like a builtin the tests use (issue 30 item 1): once gave 10/10 for wrong code
+    add("tforzip", with_answer(course, "rnn-step", WRONG + "for zip in [lambda *a: iter(())]:\n    pass\n"), "cheat")
+    shadow = "def _f():\n    global zip\n    def zip(*a):\n        return iter(())\n_f()\n"
+    add("tglobalzip", with_answer(course, "rnn-step", WRONG + shadow), "cheat")
     # the routes of issue 21, each under a name an LMS might give
     add(
         "kim",
@@ -430,7 +434,7 @@ def test_every_file_has_exactly_one_row(batch):
     files = [r["file"].split("/")[-1] for r in rows]
     assert sorted(files) == sorted(batch["subs"]), "one row per submitted file"
     assert all(r["status"] for r in rows)
-    status = {r["file"].split("/")[-1]: r["status"] for r in rows}
+    status = {r["file"].split("/")[-1]: r["status"] + (f" ({r['reason']})" if r["reason"] else "") for r in rows}
     assert status[f".ghost_{STAMP}_{LESSON}.ipynb"].startswith("not graded (a hidden file")
     assert status[f"honestfull_{STAMP}_numpy.py"].startswith("extra file")
     for other in (p.name for p in (ROOT / "notebooks").iterdir() if p.is_dir() and p.name != LESSON):
@@ -480,21 +484,32 @@ def test_every_cheat_scores_0_for_the_cell_it_cheated(batch):
     for student, what in RUNTIME_ROUTES.items():
         assert f"at run time: {what}" in runtime_flags, (student, runtime_flags)
     assert "started a process" in rows["daemon"]["flags"]
+    for student in ("tforzip", "tglobalzip"):
+        assert "the notebook's global 'zip' shadows the builtin zip" in rows[student]["flags"], rows[student]
     for row in rows.values():
         assert float(row["rnn-step-tests"] or 0) <= AUTO["rnn-step-tests"]  # never more than the cell is worth
 
 
 def test_limits_and_failures_have_statuses(batch):
     rows = by_student(batch["rows"])
-    assert rows["tshm"]["status"] == "failed to run (memory limit 2 GiB)" and rows["tshm"]["total"] == ""
-    assert rows["tkids"]["status"] == "failed to run (memory limit 2 GiB)"
-    assert rows["tdisk"]["status"] == "failed to run (disk limit 1 GiB)"
-    assert rows["osexit"]["status"].startswith("failed to run (the kernel died")
-    assert rows["invalidjson"]["status"] == "failed to run (invalid JSON)"
-    assert rows["王伟"]["status"].startswith("failed to run (invalid JSON (Exceeds the limit")
-    assert rows["HYPERLINK-1"]["status"] == "failed to run (invalid JSON (nested too deeply))"
-    assert rows["u1f642"]["status"].startswith("failed to run (an nbformat 3 notebook that could not be converted")
-    assert rows["missingnb"]["status"] == "failed to run (no notebook submitted)"
+    assert (rows["tshm"]["status"], rows["tshm"]["reason"]) == ("failed to run", "memory limit 2 GiB") and rows["tshm"][
+        "total"
+    ] == ""
+    assert (rows["tkids"]["status"], rows["tkids"]["reason"]) == ("failed to run", "memory limit 2 GiB")
+    assert (rows["tdisk"]["status"], rows["tdisk"]["reason"]) == ("failed to run", "disk limit 1 GiB")
+    assert rows["osexit"]["status"] == "failed to run" and rows["osexit"]["reason"].startswith("the kernel died")
+    assert (rows["invalidjson"]["status"], rows["invalidjson"]["reason"]) == ("failed to run", "invalid JSON")
+    assert rows["王伟"]["status"] == "failed to run" and rows["王伟"]["reason"].startswith(
+        "invalid JSON (Exceeds the limit"
+    )
+    assert (rows["HYPERLINK-1"]["status"], rows["HYPERLINK-1"]["reason"]) == (
+        "failed to run",
+        "invalid JSON (nested too deeply)",
+    )
+    assert rows["u1f642"]["status"] == "failed to run" and rows["u1f642"]["reason"].startswith(
+        "an nbformat 3 notebook that could not be converted"
+    )
+    assert (rows["missingnb"]["status"], rows["missingnb"]["reason"]) == ("failed to run", "no notebook submitted")
     summary = (out_dir(batch["course"]) / "summary.txt").read_text()
     assert "Isolation: bubblewrap sandbox per notebook" in summary
     assert json.loads((out_dir(batch["course"]) / "canary.json").read_text())["problems"] == []

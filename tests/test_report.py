@@ -31,3 +31,19 @@ def test_summary_without_nan_and_with_not_submitted(tmp_path):
 def test_no_row_for_a_student_who_has_one():
     rows = [row("ada", "2", "3", "graded")]
     assert report.not_submitted_rows({"ada"}, rows, COLUMNS) == []
+
+
+def test_the_status_and_its_reason_are_separate_columns(tmp_path):
+    from autograde.messages import Status
+
+    assert Status.parse("failed to run (invalid JSON (nested too deeply))") == (
+        Status.FAILED,
+        "invalid JSON (nested too deeply)",
+    )
+    assert Status.parse("superseded (a later file of ada was graded: x.ipynb)")[0] is Status.SUPERSEDED
+    assert Status.parse("graded") == (Status.GRADED, "")
+    rows = [row("ada", "2", "3", "graded") | {"reason": ""}]
+    rows += report.not_submitted_rows({"ada", "bob"}, rows, COLUMNS)
+    report.write(tmp_path, "L", COLUMNS, rows, "none")
+    header = (tmp_path / "grades.csv").read_text().splitlines()[0]
+    assert header.endswith("status,reason,flags,notes")

@@ -1,0 +1,35 @@
+"""The sandbox (autograde/sandbox.py) overrides private methods of jupyter_client's AsyncKernelManager: they are
+tested against the pinned version (requirements.txt and environment.yml pin the same one), so that an upgrade
+that renames or reshapes them fails here, not silently in a grading run. Fast, no kernel."""
+
+import inspect
+import re
+from importlib.metadata import version
+from pathlib import Path
+
+from jupyter_client.manager import AsyncKernelManager
+
+from autograde.sandbox import SandboxKernelManager
+
+ROOT = Path(__file__).resolve().parents[1]
+OVERRIDDEN = ("_async_pre_start_kernel", "_async_launch_kernel", "_async_shutdown_kernel", "_async_cleanup_resources")
+
+
+def pinned(text, name):
+    found = re.search(rf"^\s*-?\s*{re.escape(name)}==([\w.]+)", text, re.M)
+    return found.group(1) if found else None
+
+
+def test_jupyter_client_is_pinned_alike_and_installed_at_the_pin():
+    pins = {f: pinned((ROOT / f).read_text(), "jupyter_client") for f in ("requirements.txt", "environment.yml")}
+    assert set(pins.values()) == {version("jupyter_client")}, pins
+
+
+def test_the_sandboxs_overrides_match_the_pinned_methods():
+    for name in OVERRIDDEN:
+        theirs, ours = getattr(AsyncKernelManager, name, None), SandboxKernelManager.__dict__.get(name)
+        assert theirs is not None and ours is not None, name
+        assert inspect.iscoroutinefunction(theirs) == inspect.iscoroutinefunction(ours), name
+        mine = inspect.signature(ours).parameters
+        for param in inspect.signature(theirs).parameters.values():
+            assert param.name in mine or any(p.kind is p.VAR_KEYWORD for p in mine.values()), (name, param.name)
