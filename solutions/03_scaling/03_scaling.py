@@ -889,8 +889,9 @@ print(
 )
 
 # %% [markdown]
-# **What the training shows** (every number is in the table; a training run's last digits change from one
-# machine to another, so the prose gives rounded values and orderings).
+# **What the training shows** (every number is in the table). Training amplifies tiny rounding differences, in the
+# last digits, between one machine and another, so your table may differ a little from the one the course was
+# written with: the prose gives rounded values, orderings and bounds, which hold on any machine.
 # * **At step 0**, the same at every rate: the unscaled head is confidently wrong, with a loss of 6.8 at
 #   $d_k = 16$ rising to 53 at $d_k = 1024$, against 2.08 for a uniform guess. The T5 head equals the scaled head
 #   (the same loss, to rounding); after the first step it no longer does.
