@@ -836,7 +836,7 @@ axes[0].text(TRAIN_DIMS[0], np.log(KEYS_PER_EXAMPLE) * 1.1, "uniform guess, ln 8
 fig.legend(*axes[0].get_legend_handles_labels(), loc="outside lower center", ncols=2)
 fig.suptitle(
     "With $\\sqrt{d_k}$ the best learning rate falls as heads grow (0.03 suits $d_k = 16$, not 1024);\n"
-    "with $1/d_k$ (μP) the loss barely depends on $d_k$, and the same rate, 0.03, is best at every $d_k$"
+    "with $1/d_k$ (μP) the loss changes little with $d_k$, and the same rate, 0.03, is best at every $d_k$"
 )
 plots.show(
     fig,
@@ -919,7 +919,7 @@ print(
 # $d_k$**, so a rate tuned on a small, cheap model carries over to a big one.
 #
 # **Confidently wrong.** At 0.003 and $d_k = 1024$, accuracy hides most of this: every run picks the right key at
-# least 85 % of the time (last line of the printout). The loss also charges for confidence. A head whose scores
+# least 90 % of the time (last line of the printout). The loss also charges for confidence. A head whose scores
 # are too large is *confidently* wrong where it errs: on the held-out examples it gets wrong, the unscaled and T5
 # heads' mean loss is above 8, against below 2 for the scaled head. And the T5 head gets there by *un*learning: its
 # loss is lowest within the first 10 steps and then rises again, to well above that low point at step 120.

@@ -203,7 +203,7 @@ assert (end[:, :, mu].argmin(1) == fast).all() and (end[:, mid, mu] > 1.4 * end[
 _level = np.r_[best[1:, sc], end[1:, fast, mu]]  # d_k = 64 on: .072 .062 .069 and .067 .065 .066
 assert (abs(_level - 0.07) < 0.015).all() and (abs(best[1:, sc] - end[1:, fast, mu]) < 0.015).all(), _level
 # the confidently wrong heads and the T5 head's unlearning (d_k = 1024, rate 0.003)
-assert accuracy.min() > 0.85, accuracy
+assert accuracy.min() > 0.9, accuracy  # 0.96
 assert min(loss_on_missed["unscaled"], loss_on_missed["T5"]) > 8 and loss_on_missed["scaled"] < 2, loss_on_missed
 assert steps[t5_best.argmin()] <= 10 and t5_best[-1] > 1.5 * t5_best.min(), "T5 at 1024: the loss rises again"
 """
@@ -224,5 +224,5 @@ NOT_MEASURED = {
     "0.1": "a learning rate the student may try",
     "0.12": "a bound the prose states (asserted in CLAIMS: the scaled head at its best rate ends below it)",
     "0.75": "a bound the prose states (asserted in CLAIMS: the 1/d_k head at 0.003 ends above it)",
-    "85": "a bound the prose states (asserted in CLAIMS: the accuracy of every run at d_k = 1024, rate 0.003)",
+    "90": "a bound the prose states (asserted in CLAIMS: the accuracy of every run at d_k = 1024, rate 0.003)",
 }
