@@ -374,6 +374,14 @@ def _dtype_name(x, *, _k=_KIT):
     return ""
 
 
+def expect_float64(x, what, hint="", *, _k=_KIT):
+    """`x` is a float64 numpy array or torch tensor, as float64 inputs call for (its dtype read by C getters)."""
+    name = _k.dtype_name(x)
+    if name not in ("float64", "torch.float64"):
+        got = name.replace("torch.", "") or _k.type_name(x)
+        raise _k.AssertionError(f"{what} returned {got}, not float64 like its inputs: {hint}".rstrip(": "))
+
+
 # --- lessons 06 and 07 (added for 06_multi_head; lessons 10 and 11 load that module) ----------------------------
 
 

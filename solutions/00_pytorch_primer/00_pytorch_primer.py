@@ -264,10 +264,11 @@ print(f"largest difference from diag(1 - h²) W: {(J - by_hand).abs().max().item
 #
 # Write `mse_and_grad(w, X, y)` that returns the pair `(loss, grad)`: `loss` is $L(w)$ as a Python float,
 # `grad` is $\partial L/\partial w$, a tensor of shape `(d,)`. The checks require that
-# * the gradient comes **from autograd**: the checks watch whether autograd takes part while your function runs
-#   (`backward()`, `torch.autograd.grad`, `torch.autograd.functional` and `torch.func`, in reverse or forward
-#   mode, all count), so a gradient written out by hand gets no points here (that formula is what the checks
-#   compare with: $\nabla_w L = \tfrac{2}{N} X^\top (Xw - y)$, from the chain rule);
+# * the gradient comes **from autograd**: the checks watch whether autograd computes a gradient while your
+#   function runs (`backward()`, `torch.autograd.grad`, `torch.autograd.functional` and `torch.func`, in reverse
+#   or forward mode, all count), so a gradient written out by hand gets no points here, even next to a loss that
+#   autograd recorded (that formula is what the checks compare with: $\nabla_w L = \tfrac{2}{N} X^\top (Xw - y)$,
+#   from the chain rule);
 # * the caller's `w` comes back untouched: no `requires_grad` flag and no `.grad` set on it;
 # * calling the function twice gives the same result.
 #
@@ -303,16 +304,15 @@ def mse_and_grad(w, X, y):
 
 # %% tests="mse-and-grad-tests" points=2
 class _Autograd(torch.overrides.TorchFunctionMode):
-    """Notes whether autograd takes part while it is on: an operation on a tensor that requires grad (backward,
-    torch.autograd.grad, torch.func.grad...) or a dual tensor made for forward mode (torch.func.jacfwd...)."""
+    """Notes whether autograd computes a gradient while it is on: a backward pass (Tensor.backward, and
+    torch.autograd.grad, which torch.autograd.functional and torch.func call) or a dual tensor made for forward
+    mode (torch.func.jacfwd...). Recording a loss from a tensor that requires grad is not enough."""
 
-    used = False
+    ran = False
 
     def __torch_function__(self, func, types, args=(), kwargs=None):
-        kwargs = kwargs or {}
-        tensors = [a for a in (*args, *kwargs.values()) if isinstance(a, torch.Tensor)]
-        self.used |= getattr(func, "__name__", "") == "_make_dual" or any(t.requires_grad for t in tensors)
-        return func(*args, **kwargs)
+        self.ran |= getattr(func, "__name__", "") in ("backward", "grad", "_make_dual")
+        return func(*args, **(kwargs or {}))
 
 
 def _check_mse_and_grad(w, X, y, what):
@@ -340,8 +340,9 @@ def _check_mse_and_grad(w, X, y, what):
         "the gradient is N times too large: the loss must be the mean, not the sum.": N * want_grad,
         "the gradient has the wrong sign: it points uphill, towards a larger loss.": -want_grad,
     })  # fmt: skip
-    checks.expect(autograd.used, "the gradient is right, but autograd did not compute it (no tensor that requires "
-                  "grad took part): compute the loss from a copy of w that requires grad, then call backward() on it.")  # fmt: skip
+    checks.expect(autograd.ran, "the gradient is right, but autograd did not compute it (no backward pass ran): "
+                  "compute the loss from a copy of w that requires grad, call backward() on it and return the copy's "
+                  ".grad.")  # fmt: skip
     checks.expect(
         w.grad is None and not w.requires_grad,
         "the caller's w was changed (it now requires grad or has a .grad): work on "

@@ -743,6 +743,14 @@ with ac.student_code("hard_lookup and soft_lookup"):
         f"hard lookup: the output changes at {np.count_nonzero(hard_steps)} of {len(hard_steps)} steps; "
         f"at the other {flat} its slope is exactly 0."
     )
+    held = [titles[int(np.argmax(K_videos @ ((1 - lam) * q_from + lam * q_to)))] for lam in lambdas]  # the best key
+    stretches = [[held[0], lambdas[0], lambdas[0]]]  # (video returned, from λ, to λ)
+    for lam, title in zip(lambdas[1:], held[1:]):
+        if title == stretches[-1][0]:
+            stretches[-1][2] = lam
+        else:
+            stretches.append([title, lam, lam])
+    print("flat stretches: " + "; ".join(f"λ = {a:.3f} to {b:.3f} returns '{t}'" for t, a, b in stretches))
     for beta, steps in soft_steps.items():
         print(
             f"soft lookup, query × {beta:g}: the output changes at {np.count_nonzero(steps)} of {len(steps)} steps; "
@@ -752,8 +760,9 @@ with ac.student_code("hard_lookup and soft_lookup"):
 
 # %% [markdown]
 # The printout is the argument. The hard lookup's output is flat almost everywhere and then jumps. On those
-# **flat stretches** (198 of the 200 steps) its derivative with respect to the query is exactly zero, and at the
-# jumps it is undefined: its gradient is zero almost everywhere, so gradient descent gets no signal about which
+# **flat stretches** (198 of the 200 steps) it returns one video; the long one in the middle is "Top 100 viral
+# moments", the long key of section 2, best for queries halfway between two topics. There its derivative with
+# respect to the query is exactly zero, and at the jumps it is undefined: its gradient is zero almost everywhere, so gradient descent gets no signal about which
 # way to move the query. The soft lookup's output changes at every one of the 200 steps: it responds to every small
 # move of the query, so its gradient tells gradient descent which way to move it. With the query 4
 # times longer, the soft curve stays closer to the hard one (its mean distance from it is smaller) and its largest
@@ -786,16 +795,21 @@ class SearchView(widgets.View):
         self.weight_bars = PolyCollection(self.bar_corners(np.zeros(n)), facecolors=plots.color("yours"))
         ax1.add_collection(self.score_bars)
         ax2.add_collection(self.weight_bars)
+        # a dot at the end of every bar: a score or weight of 0 draws no bar, but its dot still shows
+        (self.score_dots,) = ax1.plot(np.zeros(n), self.rows, "o", ms=4, color=plots.color("yours"), mec=plots.TEXT)
+        (self.weight_dots,) = ax2.plot(np.zeros(n), self.rows, "o", ms=4, color=plots.color("yours"), mec=plots.TEXT)
+        for ax in (ax1, ax2):
+            ax.axvline(0, color=plots.TEXT, lw=0.8)
         ax1.set_yticks(self.rows, titles)
         ax1.set_ylim(n - 0.5, -0.5)  # first video on top
-        ax1.set_xlim(0, 2.0)
-        ax2.set_xlim(0, 1.0)
+        ax1.set_xlim(-0.05, 2.0)  # a little room left of 0, so the dot of a zero is not hidden by the axis
+        ax2.set_xlim(-0.025, 1.03)
         ax2.axvline(1 / n, color=plots.color("chance"), lw=1, ls=":")
-        ax1.set_xlabel("dot-product score\n(your dot_scores)")
+        ax1.set_xlabel("dot-product score (your dot_scores)\na dot marks each value, a zero too")
         ax2.set_xlabel(f"weight (your soft_lookup)\ndotted line: uniform, 1/{n}")
         ax1.set_title("Scores (your dot_scores);\norange bar: your hard_lookup's pick")
         ax2.set_title("Weights of your soft_lookup, query × β:\nthe larger β, the more one video dominates")
-        self.dynamic = [self.score_bars, self.weight_bars]
+        self.dynamic = [self.score_bars, self.weight_bars, self.score_dots, self.weight_dots]
         return fig
 
     def bar_corners(self, lengths):
@@ -810,9 +824,13 @@ class SearchView(widgets.View):
         matches = [i for i, v in enumerate(V_videos) if checks.is_close(v, picked)]
         self.best = matches[0] if matches else None
         colours = [plots.color("highlight") if i == self.best else plots.color("yours") for i in self.rows]
-        for bars, lengths in ((self.score_bars, scores), (self.weight_bars, weights)):
+        for bars, dots, lengths in (
+            (self.score_bars, self.score_dots, scores),
+            (self.weight_bars, self.weight_dots, weights),
+        ):
             bars.set_verts(self.bar_corners(lengths))
             bars.set_facecolor(colours)
+            dots.set_xdata(lengths)
         self.scores, self.weights = scores, weights
 
     def alt(self, query, sharpness):

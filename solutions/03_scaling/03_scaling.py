@@ -26,8 +26,8 @@
 # Measured at initialisation in this lesson (the median of 200 random heads): at $d_k = 64$ the softmax's
 # derivative is less than half its size with scaling (0.13 against 0.30), yet the gradient that reaches the
 # query weights $W^Q$ is 1.65 times *larger* without scaling; only from $d_k = 256$ on is it smaller. Measured
-# in training: at $d_k = 1024$ an unscaled head starts with a loss of 53 (a uniform guess scores 2.08) and
-# stalls at 0.41, while the scaled head reaches 0.07. The Transformer's fix is one division:
+# in training: at $d_k = 1024$ an unscaled head starts with a loss of 53 (a uniform guess scores 2.08) and, at
+# every learning rate tried, ends several times worse than the scaled head. The Transformer's fix is one division:
 #
 # $$\text{scores} = \frac{Q K^\top}{\sqrt{d_k}} .$$
 #
@@ -42,8 +42,8 @@
 #    sizes the division makes it smaller and for which larger;
 # 5. say why dividing by $\sqrt{d_k}$ suits every head size at initialisation, and why dividing by $d_k$
 #    would overdo it there (and where $1/d_k$ is used instead);
-# 6. read a training experiment and explain why folding the factor into $W^Q$'s initialisation (as T5 does)
-#    trains differently under the Adam optimiser.
+# 6. read a training experiment at several learning rates, explain why folding the factor into $W^Q$'s
+#    initialisation (as T5 does) trains differently under the Adam optimiser, and say what μP's $1/d_k$ buys.
 #
 # **You need** from lesson 2: scores as dot products of one query with many keys, `Q @ K.T` for
 # many queries at once, and the idea that a softmax turns scores into weights that sum to 1; the
@@ -165,7 +165,8 @@ for dim in (4, 64, 512):  # d_k
 # Implement `scaled_scores(Q, K)`: for inputs shaped as in the table (no batch axes, or any number of them),
 # return the array of shape `(..., T_q, T_k)` whose entry `[..., i, j]` is query $i$'s dot product with key $j$,
 # divided by $\sqrt{d_k}$. Here $d_k$ is the size of the arrays' **last** axis: read it from the arrays, not
-# from a variable of the notebook.
+# from a variable of the notebook. For float64 inputs, return float64 numbers: compute in the inputs' precision,
+# without converting to float32 (the checks use float64 arrays and compare to many digits).
 #
 # <details><summary>Hint 1: the idea</summary>
 #
@@ -230,6 +231,8 @@ _K = np.array([[1.0, 1.0, 1.0, 1.0], [2.0, 0.0, 0.0, 0.0], [0.0, 0.0, 1.0, -1.0]
 _raw = np.array([[4.0, 2.0, 1.0], [0.0, 0.0, 1.0]])  # Q Kᵀ by hand; the answer is _raw / √4
 _got = checks.call(scaled_scores, _Q, _K)
 checks.expect_close(_got, _raw / 2, "scaled_scores, worked example", mistakes=_mistakes(_raw, 2, 3, 4))
+_f64 = "compute in the inputs' precision: do not convert to float32 (torch.tensor(..., dtype=torch.float32))."
+checks.expect_float64(_got, "scaled_scores of float64 inputs (worked example)", _f64)
 _rng = np.random.default_rng(0)
 for _batch in [(2,), (2, 3)]:
     _Qb, _Kb = _rng.standard_normal(_batch + (5, 8)), _rng.standard_normal(_batch + (7, 8))
@@ -254,7 +257,9 @@ for _batch, _T_q, _T_k, _d in [
     _wrong["d_k was read from the first axis (len(Q)); use the last one, Q.shape[-1]."] = _raw / len(_Qb) ** 0.5
     _wrong["√d_k was rounded to a whole number: divide by the exact square root."] = _raw / int(_d**0.5)
     _what = f"scaled_scores for Q {_Qb.shape} and K {_Kb.shape}"
-    checks.expect_close(_batched(_Qb, _Kb), _raw / _d**0.5, _what, mistakes=_wrong)
+    _out = _batched(_Qb, _Kb)
+    checks.expect_close(_out, _raw / _d**0.5, _what, mistakes=_wrong)
+    checks.expect_float64(_out, _what, _f64)
 ### END HIDDEN TESTS
 checks.passed("scaled_scores")
 
@@ -349,7 +354,8 @@ print(
 #
 # The explorer draws 64 random queries and 12 random keys with $d_k$ entries each (unit variance)
 # and shows, unscaled beside scaled (the scaled scores come from **your** `scaled_scores`):
-# * left: the distribution of all $64\times 12$ scores (scores beyond ±100 are counted in the outermost bars);
+# * left: the distribution of all $64\times 12$ scores, unscaled as a filled area, scaled as an outline (scores
+#   beyond ±100 are counted in the outermost bars);
 # * right: for each of the 64 queries, the largest of its 12 attention weights, sorted from the least to
 #   the most peaked. A largest weight near 1 means one-hot; $1/12 \approx 0.083$ means uniform. The
 #   dotted vertical line marks the median query.
@@ -380,11 +386,12 @@ class ScalingView(widgets.View):
     def build(self, d_k):
         fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(8.4, 3.6), layout="constrained")
         zeros = np.zeros(len(EDGES) - 1)
+        # unscaled: a filled area; scaled: an outline on top, so both stay visible where they coincide (d_k = 1)
         self.raw_hist = ax1.stairs(
-            zeros, EDGES, fill=True, color=plots.color("unscaled"), alpha=0.6, label="unscaled $QK^T$"
+            zeros, EDGES, fill=True, color=plots.color("unscaled"), alpha=0.45, lw=0, label="unscaled $QK^T$"
         )
         self.scaled_hist = ax1.stairs(
-            zeros, EDGES, fill=True, color=plots.color("scaled"), alpha=0.6, label=r"scaled $QK^T/\sqrt{d_k}$ (yours)"
+            zeros, EDGES, color=plots.color("scaled"), lw=1.8, label=r"scaled $QK^T/\sqrt{d_k}$ (yours)"
         )
         ax1.set_xlim(EDGES[0], EDGES[-1])
         ax1.set_ylim(0, 0.8)  # the peak bar (at most 0.49, at d_k = 1) stays below the legend at every d_k
@@ -393,8 +400,9 @@ class ScalingView(widgets.View):
         ax1.set_title("Scores of 64 queries × 12 keys:\nonly the unscaled ones spread with $d_k$")
         ax1.legend(loc="upper right", fontsize=9)
         ranks = np.arange(1, N_QUERIES + 1)
-        (self.raw_line,) = ax2.plot(ranks, np.zeros(N_QUERIES), "--", color=plots.color("unscaled"), lw=2)
-        (self.scaled_line,) = ax2.plot(ranks, np.zeros(N_QUERIES), "-", color=plots.color("scaled"), lw=2)
+        # a wide dashed unscaled line under a narrow scaled one: where they coincide (d_k = 1) both still show
+        (self.raw_line,) = ax2.plot(ranks, np.zeros(N_QUERIES), "--", color=plots.color("unscaled"), lw=3.5)
+        (self.scaled_line,) = ax2.plot(ranks, np.zeros(N_QUERIES), "-", color=plots.color("scaled"), lw=1.8)
         ax2.axhline(1 / N_KEYS, color=plots.color("chance"), lw=1, ls=":")
         ax2.axvline((N_QUERIES + 1) / 2, color=plots.color("chance"), lw=1, ls=":")
         ax2.text(2, 1 / N_KEYS + 0.02, "uniform, 1/12", fontsize=9, color=plots.TEXT)
@@ -403,7 +411,7 @@ class ScalingView(widgets.View):
         ax2.set_ylim(0, 1.03)
         ax2.set_xlabel("query (sorted by its largest weight)")
         ax2.set_ylabel("largest of its 12 weights")
-        ax2.set_title("Largest weight of each query:\nunscaled (dashed) climbs towards one-hot")
+        ax2.set_title("Largest weight of each query:\nunscaled (wide, dashed) climbs towards one-hot")
         self.dynamic = [self.raw_hist, self.scaled_hist, self.raw_line, self.scaled_line]
         return fig
 
@@ -715,18 +723,21 @@ print(
 # $W^K$ starts with entries of standard deviation $1/4$ in every variant. (Exactly: on average over the draws of
 # the weights, the entries of $k$ have variance 1, those of $q$ 1.25, the noise adding $0.5^2$.)
 # Within a seed every variant starts from the same random draw, so at step 0 the T5 head's scores *are* the
-# scaled head's scores. Each variant is trained at $d_k = 16, 64, 256, 1024$ with 3 seeds, the same optimiser
-# (Adam, the usual choice for Transformers, written out below as `adam_step`) and the same learning rate, 0.003,
-# for 120 steps of 32 examples.
-# All 48 runs train at once, as one batched model (each seed draws its own rotation, weights and data). Every
-# 5 steps we measure the loss on 512 held-out examples. This takes a few seconds.
+# scaled head's scores. Each variant is trained at $d_k = 16, 64, 256, 1024$ with 3 seeds and the same optimiser
+# (Adam, the usual choice for Transformers, written out below as `adam_step`), for 120 steps of 32 examples, at
+# three learning rates: 0.003, 0.01 and 0.03. A variant can look good or bad just because the rate suits it, so we
+# compare each variant at every rate, and at its best one.
+# All 144 runs train at once, as one batched model (each seed draws its own rotation, weights and data; the three
+# rates share them). Every 5 steps we measure the loss on 512 held-out examples. This takes a few seconds.
 
 # %%
 TRAIN_DIMS = [16, 64, 256, 1024]  # d_k
 VARIANTS = ["scaled", "unscaled", "1/d_k", "T5"]
 DIVISOR = {"scaled": lambda d: d**0.5, "unscaled": lambda d: 1.0, "1/d_k": lambda d: float(d), "T5": lambda d: 1.0}
+RATES = [0.003, 0.01, 0.03]  # Adam's learning rate: every variant is trained at each
 SEEDS, D_MODEL, KEYS_PER_EXAMPLE, NOISE = 3, 16, 8, 0.5
-STEPS, BATCH, LR, EVERY = 120, 32, 0.003, 5
+STEPS, BATCH, EVERY = 120, 32, 5
+RUNS = len(RATES) * len(VARIANTS)  # per d_k and seed: (rate, variant) pairs, the variant changing fastest
 
 
 def lookup_examples(rotation, size, gen):
@@ -739,15 +750,16 @@ def lookup_examples(rotation, size, gen):
 
 
 def all_scores(weights, query, keys):
-    """Scores of every run: (d_k, variant, seed, example, key). q·k = x_q W^Q (x_k W^K)ᵀ is computed as
+    """Scores of every run: (d_k, run, seed, example, key). q·k = x_q W^Q (x_k W^K)ᵀ is computed as
     x_q (W^Q W^Kᵀ) x_kᵀ: the same numbers and gradients, with less work for large d_k."""
-    M = torch.stack([w[0] @ w[1].transpose(-1, -2) for w in weights])  # (d_k, variant, seed, D_MODEL, D_MODEL)
+    M = torch.stack([w[0] @ w[1].transpose(-1, -2) for w in weights])  # (d_k, run, seed, D_MODEL, D_MODEL)
     return torch.einsum("sbi,dvsij,sbnj->dvsbn", query, M, keys) / divisors
 
 
-def adam_step(params, moments, step, lr=LR, betas=(0.9, 0.999), eps=1e-8):
+def adam_step(params, moments, step, lr, betas=(0.9, 0.999), eps=1e-8):
     """One step of Adam (Kingma and Ba, 2015), as torch.optim.Adam takes it: each weight moves by about `lr`,
-    whatever the size of its gradient, because the step divides by the gradient's running size."""
+    whatever the size of its gradient, because the step divides by the gradient's running size. `lr` may be a
+    tensor that gives every run its own rate."""
     with torch.no_grad():
         for p, (m, v) in zip(params, moments):
             m.lerp_(p.grad, 1 - betas[0])  # running mean of the gradient
@@ -758,138 +770,159 @@ def adam_step(params, moments, step, lr=LR, betas=(0.9, 0.999), eps=1e-8):
 
 
 def lookup_loss(scores, target):
-    """Cross-entropy of each run's attention weights against the right key: (d_k, variant, seed)."""
+    """Cross-entropy of each run's attention weights against the right key: (d_k, run, seed)."""
     t = target.expand(*scores.shape[:2], -1, -1)
     return torch.nn.functional.cross_entropy(scores.flatten(0, 3), t.flatten(), reduction="none").view(t.shape).mean(-1)
 
 
 gen = torch.Generator().manual_seed(3)
 rotation = torch.linalg.qr(torch.randn(SEEDS, D_MODEL, D_MODEL, generator=gen))[0]  # each seed's hidden rotation R
-divisors = torch.tensor([[DIVISOR[v](d) for v in VARIANTS] for d in TRAIN_DIMS]).view(len(TRAIN_DIMS), -1, 1, 1, 1)
-weights = []  # per d_k: (W^Q or W^K, variant, seed, D_MODEL, d_k); every variant starts from its seed's same draw
+divisors = torch.tensor([[DIVISOR[v](d) for v in VARIANTS] * len(RATES) for d in TRAIN_DIMS]).view(-1, RUNS, 1, 1, 1)
+rates = torch.tensor(RATES).repeat_interleave(len(VARIANTS)).view(RUNS, 1, 1, 1)  # each run's learning rate
+weights = []  # per d_k: (W^Q or W^K, run, seed, D_MODEL, d_k); every run starts from its seed's same draw
 for dim in TRAIN_DIMS:
-    w = (torch.randn(2, 1, SEEDS, D_MODEL, dim, generator=gen) / D_MODEL**0.5).repeat(1, len(VARIANTS), 1, 1, 1)
-    w[0, VARIANTS.index("T5")] /= dim**0.5  # T5: W^Q starts √d_k smaller (and the scores are not divided)
+    w = (torch.randn(2, 1, SEEDS, D_MODEL, dim, generator=gen) / D_MODEL**0.5).repeat(1, RUNS, 1, 1, 1)
+    w[0, VARIANTS.index("T5") :: len(VARIANTS)] /= dim**0.5  # T5: W^Q starts √d_k smaller (the scores not divided)
     weights.append(w.requires_grad_(True))
 moments = [(torch.zeros_like(w), torch.zeros_like(w)) for w in weights]  # Adam's state: one pair per tensor
 held_out = lookup_examples(rotation, 512, gen)
-curve, accuracy = [], {}  # held-out loss every EVERY steps; accuracy at the start and the end
+curve = []  # held-out loss every EVERY steps
 started = time.perf_counter()
 for step in range(STEPS + 1):
     if step % EVERY == 0:
         with torch.no_grad():
             z = all_scores(weights, *held_out[:2])
             curve.append(lookup_loss(z, held_out[2]))
-            accuracy[step] = (z.argmax(-1) == held_out[2]).double().mean(-1)
     if step < STEPS:
         query, keys, target = lookup_examples(rotation, BATCH, gen)
         lookup_loss(all_scores(weights, query, keys), target).sum().backward()  # the runs share no weights
-        adam_step(weights, moments, step + 1)  # the same optimiser and learning rate for every run
-curve = torch.stack(curve).numpy()  # (evaluation, d_k, variant, seed)
+        adam_step(weights, moments, step + 1, rates)  # the same optimiser for every run, at its own rate
+curve = torch.stack(curve).unflatten(2, (len(RATES), len(VARIANTS))).numpy()  # (evaluation, d_k, rate, variant, seed)
+# the last evaluation's scores: (d_k, rate, variant, seed, example, key)
+z = z.unflatten(1, (len(RATES), len(VARIANTS)))
 steps = np.arange(0, STEPS + 1, EVERY)
-print(f"{curve.shape[1] * curve.shape[2] * curve.shape[3]} runs trained in {time.perf_counter() - started:.1f} s")
+print(f"{np.prod(curve.shape[1:])} runs trained in {time.perf_counter() - started:.1f} s")
 
 # %% [markdown]
-# The loss against the step, one panel per $d_k$. Each line is the mean of the 3 seeds; the band around it
-# spans the lowest and the highest seed. The loss axis is logarithmic.
+# The loss after 120 steps against $d_k$, one panel per learning rate. Each line is the mean of the 3 seeds; the
+# band around it spans the lowest and the highest seed. Both axes are logarithmic.
 
 # %%
-STYLE = {"scaled": ("scaled", "-"), "unscaled": ("unscaled", "--"), "1/d_k": ("other", ":"), "T5": ("other2", "-.")}
+STYLE = {"scaled": ("scaled", "-o"), "unscaled": ("unscaled", "--s"), "1/d_k": ("other", ":^"), "T5": ("other2", "-.D")}
 LABEL = {
     "scaled": r"scaled: $QK^T/\sqrt{d_k}$",
     "unscaled": "unscaled: $QK^T$",
     "1/d_k": "$QK^T/d_k$ (μP)",
     "T5": r"T5: $QK^T$, $W^Q$ starts $\sqrt{d_k}$ smaller",
 }
-i_big, last = TRAIN_DIMS.index(1024), len(steps) - 1
 v = {name: VARIANTS.index(name) for name in VARIANTS}
-fig, axes = plt.subplots(2, 2, figsize=(8.4, 6.6), sharex=True, sharey=True, layout="constrained")
-for ax, (i, dim) in zip(axes.flat, enumerate(TRAIN_DIMS)):
+r = {rate: RATES.index(rate) for rate in RATES}
+D = {dim: i for i, dim in enumerate(TRAIN_DIMS)}
+end = curve[-1].mean(-1)  # (d_k, rate, variant): the mean over the seeds at step 120
+best = end.min(1)  # (d_k, variant): each variant at its best rate
+fig, axes = plt.subplots(1, 3, figsize=(8.4, 3.9), sharex=True, sharey=True, layout="constrained")
+for ax, rate in zip(axes, RATES):
     ax.axhline(np.log(KEYS_PER_EXAMPLE), color=plots.color("chance"), lw=1)
     for name in VARIANTS:
         meaning, dash = STYLE[name]
-        runs = curve[:, i, v[name]]  # (evaluation, seed)
-        ax.fill_between(steps, runs.min(-1), runs.max(-1), color=plots.color(meaning), alpha=0.25, lw=0)
-        ax.plot(steps, runs.mean(-1), dash, color=plots.color(meaning), lw=2, label=LABEL[name])
-    ax.set_yscale("log")
-    ax.set_title(f"$d_k = {dim}$")
-axes[0, 0].text(STEPS, np.log(KEYS_PER_EXAMPLE) * 1.1, "uniform guess, ln 8", ha="right", va="bottom", color=plots.TEXT)
-for ax in axes[1]:
-    ax.set_xlabel("training step")
-for ax in axes[:, 0]:
-    ax.set_ylabel("held-out loss (log scale)")
-fig.legend(*axes[0, 0].get_legend_handles_labels(), loc="outside lower center", ncols=2)
-final = curve[last].mean(-1)  # (d_k, variant): the mean over the seeds at the last step
+        runs = curve[-1, :, r[rate], v[name]]  # (d_k, seed)
+        ax.fill_between(TRAIN_DIMS, runs.min(-1), runs.max(-1), color=plots.color(meaning), alpha=0.25, lw=0)
+        ax.plot(TRAIN_DIMS, runs.mean(-1), dash, color=plots.color(meaning), lw=2, ms=5, label=LABEL[name])
+    ax.set(xscale="log", yscale="log", title=f"learning rate {rate}", xlabel="$d_k$", xticks=TRAIN_DIMS)
+    ax.set_xticklabels([str(dim) for dim in TRAIN_DIMS])
+    ax.minorticks_off()
+axes[0].set_ylabel(f"held-out loss at step {STEPS} (log scale)")
+axes[0].text(TRAIN_DIMS[0], np.log(KEYS_PER_EXAMPLE) * 1.1, "uniform guess, ln 8", va="bottom", color=plots.TEXT)
+fig.legend(*axes[0].get_legend_handles_labels(), loc="outside lower center", ncols=2)
 fig.suptitle(
-    "With $\\sqrt{d_k}$, bigger heads train better; unscaled and T5 end worse at $d_k = 1024$ than at 64,\n"
-    f"stalling at {final[i_big, v['unscaled']]:.2f} and {final[i_big, v['T5']]:.2f} against "
-    f"{final[i_big, v['scaled']]:.2f} scaled; $1/d_k$ is slow at every $d_k$"
+    "With $\\sqrt{d_k}$ the best learning rate falls as heads grow (0.03 suits $d_k = 16$, not 1024);\n"
+    "with $1/d_k$ (μP) the loss changes little with $d_k$, and the same rate, 0.03, is best at every $d_k$"
 )
 plots.show(
     fig,
     name="03_training",
     alt=(
-        "Four charts of the held-out loss against the training step, for d_k = 16, 64, 256 and 1024, each with four "
-        "variants (mean of 3 seeds, with a band from the lowest to the highest seed). "
+        f"Three charts, one per learning rate ({', '.join(map(str, RATES))}), of the held-out loss after {STEPS} "
+        f"steps against d_k = {', '.join(map(str, TRAIN_DIMS))}, four variants each (mean of {SEEDS} seeds, with a "
+        "band from the lowest to the highest seed). "
         + " ".join(
-            f"At d_k = {dim}, step {STEPS}: "
-            + ", ".join(f"{name} {final[i, v[name]]:.2f}" for name in VARIANTS)
-            + f"; unscaled started at {curve[0, i, v['unscaled']].mean():.1f}."
-            for i, dim in enumerate(TRAIN_DIMS)
+            f"At learning rate {rate}: "
+            + "; ".join(
+                name + " " + ", ".join(f"{end[i, r[rate], v[name]]:.2f}" for i in D.values()) for name in VARIANTS
+            )
+            + "."
+            for rate in RATES
         )
     ),
 )
 
-print(
-    f"held-out loss: mean of {SEEDS} seeds [lowest, highest]; a uniform guess scores ln 8 = {np.log(KEYS_PER_EXAMPLE):.2f}"
-)
-print(f"{'d_k':>5} {'variant':9}" + "".join(f"{f'step {steps[k]}':>20}" for k in (0, 2, 4, last)) + f"{'accuracy':>22}")
-for i, dim in enumerate(TRAIN_DIMS):
+print(f"held-out loss at step {STEPS}: mean of {SEEDS} seeds [lowest, highest]; a uniform guess scores ln 8 = "
+      f"{np.log(KEYS_PER_EXAMPLE):.2f}; * marks each variant's best rate at that d_k")  # fmt: skip
+print(f"{'d_k':>5} {'variant':9} {'step 0':>7}" + "".join(f"{f'rate {rate}':>22}" for rate in RATES))
+for dim, i in D.items():
     for name in VARIANTS:
-        runs, acc = curve[:, i, v[name]], accuracy[STEPS][i, v[name]].numpy()
+        runs = curve[-1, i, :, v[name]]  # (rate, seed)
         print(
-            f"{dim:5d} {name:9} "
-            + " ".join(f"{runs[k].mean():6.2f} [{runs[k].min():5.2f}, {runs[k].max():5.2f}]" for k in (0, 2, 4, last))
-            + f"  {acc.mean():6.1%} [{acc.min():.1%}, {acc.max():.1%}]"
+            f"{dim:5d} {name:9} {curve[0, i, 0, v[name]].mean():7.2f}"
+            + "".join(
+                f"  {'*' if k == end[i, :, v[name]].argmin() else ' '}{runs[k].mean():6.2f} [{runs[k].min():5.2f}, "
+                f"{runs[k].max():5.2f}]"
+                for k in range(len(RATES))
+            )
         )
-t5_best = curve[:, i_big, v["T5"]].mean(-1)
-final_p = torch.softmax(z[i_big], dim=-1)  # the last held-out evaluation at d_k = 1024: (variant, seed, example, key)
+slow = r[RATES[0]]  # the lowest rate: where the T5 and unscaled heads do best at d_k = 1024
+t5_best = curve[:, D[1024], slow, v["T5"]].mean(-1)
+final_p = torch.softmax(z[D[1024], slow], dim=-1)  # the lowest rate's runs at d_k = 1024: (variant, seed, example, key)
 missed = final_p.argmax(-1) != held_out[2]  # the examples each run gets wrong
+accuracy = 1 - missed.double().mean(-1).numpy()  # (variant, seed)
 loss_on_missed = {
     name: float(-final_p[v[name]].gather(-1, held_out[2][..., None])[..., 0].log()[missed[v[name]]].mean())
     for name in VARIANTS
 }
-step0_gap = np.abs(curve[0, :, v["T5"]] - curve[0, :, v["scaled"]]).max()
+step0_gap = np.abs(curve[0, :, :, v["T5"]] - curve[0, :, :, v["scaled"]]).max()
 print(
-    f"\nLargest difference between the T5 and the scaled heads' losses at step 0: {step0_gap:.1e}. At d_k = 1024 "
-    f"the T5 head's mean loss is lowest at step {steps[t5_best.argmin()]} ({t5_best.min():.2f}), then rises to "
-    f"{t5_best[-1]:.2f}.\nAt d_k = 1024, step {STEPS}, the mean loss on the held-out examples a head gets wrong: "
-    + ", ".join(f"{name} {loss:.1f}" for name, loss in loss_on_missed.items())
-    + "."
+    f"\nLargest difference between the T5 and the scaled heads' losses at step 0: {step0_gap:.1e}.\n"
+    f"At d_k = 1024 and rate {RATES[0]}: the T5 head's mean loss is lowest at step {steps[t5_best.argmin()]} "
+    f"({t5_best.min():.2f}), then rises to {t5_best[-1]:.2f}; every run picks the right key "
+    f"{accuracy.min():.0%}–{accuracy.max():.0%} of the time; the mean loss on the held-out examples a head gets "
+    "wrong: " + ", ".join(f"{name} {loss:.1f}" for name, loss in loss_on_missed.items()) + "."
 )
 
 # %% [markdown]
-# **What the training shows.**
-# * **Scaled** ($\sqrt{d_k}$): the loss falls steadily at every $d_k$, the three seeds stay close, and bigger
-#   heads train *better*: at step 120 the loss is 0.42 at $d_k = 16$ and falls with every size to 0.07 at
-#   $d_k = 1024$.
-# * **Unscaled**: at step 0 the head is confidently wrong: a loss of 6.8 at $d_k = 16$, rising to 53 at
-#   $d_k = 1024$, against 2.08 for a uniform guess. For small heads it recovers fast and ends *below* the
-#   scaled head (0.28 against 0.42 at $d_k = 16$). Not because its gradient is larger (Adam's step does not
-#   depend on the gradient's size, see below), but because without the division the same step of $W^Q$ or
-#   $W^K$ moves the scores $\sqrt{d_k}$ times further: the chain-rule factor of section 5. At the largest size
-#   it trains *worse*: 0.15 at $d_k = 64$ and at $d_k = 256$, but 0.41 at $d_k = 1024$, where the loss has
-#   improved little since step 20 (0.50) and ends six times the scaled head's.
-# * **$1/d_k$**: nearly the same curve at every $d_k$, which is what μP is designed for; but its scores start
-#   near 0 (uniform weights), and at this learning rate it is the slowest, still at 0.81–0.93 at step 120.
-# * **T5**: at step 0 it equals the scaled head (the same loss, to rounding); after the first step it no
-#   longer does. It learns fastest at small $d_k$ (0.07 at $d_k = 64$), but at $d_k = 1024$ its loss is lowest at
-#   step 5 (0.18) and then rises to 0.38 at step 120, close to the unscaled head's.
+# **What the training shows** (every number is in the table). Training amplifies tiny rounding differences, in the
+# last digits, between one machine and another, so your table may differ a little from the one the course was
+# written with: the prose gives rounded values, orderings and bounds, which hold on any machine.
+# * **At step 0**, the same at every rate: the unscaled head is confidently wrong, with a loss of 6.8 at
+#   $d_k = 16$ rising to 53 at $d_k = 1024$, against 2.08 for a uniform guess. The T5 head equals the scaled head
+#   (the same loss, to rounding); after the first step it no longer does.
+# * **Scaled** ($\sqrt{d_k}$): which head size trains best depends on the rate. At 0.003, bigger heads train
+#   better: the loss at step 120 falls with every size, from about 0.4 at $d_k = 16$ to about 0.07 at
+#   $d_k = 1024$. At 0.03 it is the other way round: the biggest heads train worst, the loss rising from about
+#   0.09 at $d_k = 16$ to more than twice that at $d_k = 1024$. So the best rate falls as the head grows: 0.03 at
+#   $d_k = 16$, 0.01 at $d_k = 64$ and $d_k = 256$, while at $d_k = 1024$ the rates 0.003 and 0.01 end close
+#   together and 0.03 is far worse. At its best rate the scaled head ends below 0.12 at every $d_k$.
+# * **Unscaled and T5**: for small heads they can beat the scaled head at the same rate (at 0.003 and
+#   $d_k = 16$ both end below it). Not because the unscaled gradient is larger (Adam's step does not depend on
+#   the gradient's size, see below), but because without the division the same step of $W^Q$ or $W^K$ moves the
+#   scores $\sqrt{d_k}$ times further: the chain-rule factor of section 5. At $d_k = 1024$ that is far too fast:
+#   at every rate tried they end several times above the scaled head's best, and at 0.03 worse than a uniform
+#   guess.
+# * **$1/d_k$** (μP): at each rate its loss changes by less than a factor of 2 from $d_k = 16$ to 1024, which is
+#   what μP is designed for. Its
+#   scores start near 0 (uniform weights), so at 0.003 it is the slowest variant at every $d_k$, still above 0.75
+#   at step 120. But its best rate is the same, the largest tried, 0.03, at every $d_k$, and there it ends level
+#   with the scaled head at its best (about 0.07 from $d_k = 64$ on).
 #
-# Accuracy (last column) hides most of this: every run picks the right key between 88.7 % and 98.4 % of the time
-# at step 120. The loss also charges for confidence. A head whose scores are too large is *confidently* wrong
-# where it errs: at $d_k = 1024$, on the held-out examples it gets wrong, the unscaled head's mean loss is 11.4
-# (9.7 for T5), against 1.2 for the scaled head (last line of the printout).
+# So $1/\sqrt{d_k}$ does not make one learning rate right for every head size. It gives every head size scores of
+# the same spread at the start, and at a well-chosen rate it trains well at every size, but that rate must be
+# chosen again when $d_k$ changes. μP's $1/d_k$ buys exactly that: **a best learning rate that does not depend on
+# $d_k$**, so a rate tuned on a small, cheap model carries over to a big one.
+#
+# **Confidently wrong.** At 0.003 and $d_k = 1024$, accuracy hides most of this: every run picks the right key at
+# least 90 % of the time (last line of the printout). The loss also charges for confidence. A head whose scores
+# are too large is *confidently* wrong where it errs: on the held-out examples it gets wrong, the unscaled and T5
+# heads' mean loss is above 8, against below 2 for the scaled head. And the T5 head gets there by *un*learning: its
+# loss is lowest within the first 10 steps and then rises again, to well above that low point at step 120.
 #
 # **Why folding the factor into $W^Q$ trains differently.** Adam divides each weight's gradient by a running
 # estimate of that gradient's size, so each weight moves by about the learning rate per step, *whatever* the
@@ -897,14 +930,16 @@ print(
 # by the same amount per step, so relative to its size it changes $\sqrt{d_k}$ times faster: the T5 head trains
 # exactly like the scaled head with $W^Q$'s learning rate multiplied by $\sqrt{d_k}$ (32 at $d_k = 1024$; exactly,
 # up to Adam's tiny safety constant $\epsilon$). For large heads that is too fast. The same rough count explains
-# the other two variants: a score adds up $d_k$ products, so when Adam moves every entry of $W^Q$ a little in a
+# the other variants: a score adds up $d_k$ products, so when Adam moves every entry of $W^Q$ a little in a
 # useful direction, the score moves roughly in proportion to $d_k$. Divided by $\sqrt{d_k}$, that still grows with
-# $d_k$ (the scaled head learns faster when it is bigger); divided by $d_k$, it does not (the $1/d_k$ head learns
-# at the same speed at every $d_k$). An optimiser whose step is proportional to the size of each weight matrix
-# would make the T5 fold exact (Adafactor, which T5 was trained with, can scale its steps this way). With Adam,
-# *where* the constant sits decides how fast each weight effectively learns.
+# $d_k$ (so a bigger scaled head learns faster at the same rate, and needs a smaller rate to avoid overshooting);
+# divided by $d_k$, it does not (the $1/d_k$ head learns at the same speed at every $d_k$, and one rate suits
+# them all). An optimiser whose step is proportional to the size of each weight matrix would make the T5 fold
+# exact (Adafactor, which T5 was trained with, can scale its steps this way). With Adam, *where* the constant
+# sits decides how fast each weight effectively learns.
 #
-# **Try it.** Change `LR` to 0.01 or 0.001 and run the two cells again. Which variant gains, and which loses?
+# **Try it.** Add 0.001 or 0.1 to `RATES` and run the two cells again. Does the $1/d_k$ head's best rate stay the
+# same at every $d_k$? Which variant's best rate moves?
 
 # %% [markdown]
 # ## 7. Let's review
@@ -922,9 +957,10 @@ print(
 # * Dividing by $\sqrt{d_k}$ brings the variance back to $\sigma^4$ for every $d_k$ when $q$ and $k$ are
 #   independent (at initialisation); dividing by $d_k$ would shrink the scores towards 0 there. Trained,
 #   correlated $q$ and $k$ can grow like $d_k$, which is why μP divides by $d_k$.
-# * In training, at one learning rate with Adam, the $\sqrt{d_k}$ head's loss fell steadily at every head size,
-#   and bigger heads did better; the unscaled head started confidently wrong and stalled at $d_k = 1024$; the
-#   $1/d_k$ head learned at the same, slow, speed at every $d_k$.
+# * In training with Adam, the unscaled head started confidently wrong and, at $d_k = 1024$, ended several times
+#   worse than the scaled head at every learning rate tried. The $\sqrt{d_k}$ head trained well at every size at a
+#   well-chosen rate, but its best rate fell as $d_k$ grew; the $1/d_k$ head (μP) had the same best rate at every
+#   $d_k$, which is what μP's $1/d_k$ buys.
 # * Folding the factor into $W^Q$'s initialisation (T5) gives the same scores at step 0 but not the same
 #   training: Adam moves each weight by about the learning rate whatever its size, so a smaller $W^Q$ changes
 #   faster relative to its size.
@@ -1011,7 +1047,7 @@ print(
 #   training, with a number you measured;
 # * says whether folding the constant into $W^Q$'s starting values is the same as dividing, and why, citing
 #   section 6 (what the optimiser does to a smaller $W^Q$);
-# * ends with what the division buys, in one sentence.
+# * ends with what the division buys, in one sentence, and what it does not (look at the three learning rates).
 # </details>
 
 # %% [markdown] manual="quiz-free-learn-the-scale" points=3
@@ -1020,19 +1056,24 @@ print(
 # $W^Q$, and T5 does exactly that, starting $W^Q$ $\sqrt{d_k}$ times smaller and not dividing; at step 0 the
 # scores are then identical. But left to itself, an unscaled head at a standard initialisation starts with
 # scores whose variance grows like $d_k$, a saturated softmax and confident mistakes: at $d_k = 1024$ its loss
-# was 53 at step 0, and after 120 steps it was still 0.41, against 0.07 with the division. And folding the constant into the
-# initialisation is not the same in training: Adam moves each weight by about the learning rate whatever its
-# size, so the smaller $W^Q$ effectively learns $\sqrt{d_k}$ times faster; at $d_k = 1024$ the T5 head's loss
-# fell to 0.18 by step 5 and then rose to 0.38. Writing $1/\sqrt{d_k}$ in the formula costs nothing and gives
-# every head size scores of the same spread at the start; in the experiment, at one learning rate, its loss fell
-# with every step up in head size (from 0.42 at $d_k = 16$ to 0.07 at $d_k = 1024$), while the unscaled and T5
-# heads ended worse at $d_k = 1024$ than at $d_k = 64$ and the $1/d_k$ head stayed slow.
+# was 53 at step 0, and after 120 steps it was still several times the scaled head's at every learning rate
+# tried. And folding the constant into the initialisation is not the same in training: Adam moves each weight
+# by about the learning rate whatever its size, so the smaller $W^Q$ effectively learns $\sqrt{d_k}$ times
+# faster; at $d_k = 1024$ and the lowest rate the T5 head's loss was lowest within the first 10 steps and then
+# rose again. Writing $1/\sqrt{d_k}$ in the formula costs nothing and gives every head size scores of the same
+# spread at the start, so at a suitable rate every size trains well. It does not make one rate best for every
+# size: the scaled head's best rate fell as $d_k$ grew (0.03 was best at $d_k = 16$ and far worse at 1024); a
+# best rate independent of $d_k$ is what μP's $1/d_k$ buys.
 #
 # *Rubric (3 points).* 1 point: agrees that a constant can be absorbed into $W^Q$ (the model is equally
 # expressive; T5 folds it into the initialisation). 1 point: explains that without the division a standard
-# initialisation starts saturated, citing a measurement of section 6 (e.g. a step-0 loss of 53, and 0.41 against
-# 0.07 after 120 steps at $d_k = 1024$) or of section 5 (one-hot weights, a much smaller or uneven gradient at
-# large $d_k$). 1 point: explains that where the constant sits changes the optimiser's effective step (Adam's
-# step does not shrink with the weight), citing the T5 run (0.18 at step 5, then 0.38), and concludes that with
-# the division one learning rate works across head sizes. No point for restating the question.
+# initialisation starts saturated, citing a measurement of section 6 (e.g. a step-0 loss of 53 at $d_k = 1024$,
+# or an unscaled head several times worse than the scaled one after 120 steps at every rate) or of section 5
+# (one-hot weights, a much smaller or uneven gradient at large $d_k$). 1 point: explains that where the constant
+# sits changes the optimiser's effective step (Adam's step does not shrink with the weight), citing the T5 run
+# (its loss rising again after the first steps at $d_k = 1024$), and concludes with what the division buys: the
+# same starting spread for every head size, so every size can train well at a suitable rate. Full marks do not
+# require the learning-rate point, but an answer that claims one rate is best for every head size with the
+# division loses this point (section 6 shows the best rate falls as $d_k$ grows; that independence is what
+# μP's $1/d_k$ gives). No point for restating the question.
 # ### END SOLUTION

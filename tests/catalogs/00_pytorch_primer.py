@@ -92,6 +92,11 @@ EXERCISES = {
                 "    return f(w).item(), torch.func.vmap(lambda e: (f(w + e) - f(w - e)) / 2e-3)(E)",
                 "autograd did not compute it",
             ),
+            "loss from a copy that requires grad, gradient by hand (issue 32)": (
+                MSE + "    v = w.detach().clone().requires_grad_(True)\n    loss = ((X @ v - y) ** 2).mean()\n"
+                "    return loss.item(), 2 / len(y) * X.T @ (X @ w - y)",
+                "no backward pass ran",
+            ),
             "gradient of the wrong variable": (
                 MSE + "    X = X.clone().requires_grad_(True)\n    loss = ((X @ w - y) ** 2).mean()\n"
                 "    loss.backward()\n    return loss.item(), X.grad",

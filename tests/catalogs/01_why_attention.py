@@ -74,7 +74,13 @@ EXERCISES = {
                 "def rnn_run(xs, h0, W_h, W_x, b):\n    h, out = h0, [h0]\n"
                 "    for x in xs:\n        h = rnn_step(h, x, W_h, W_x, b); out.append(h)\n"
                 "    return np.stack(out)",
-                "shape",
+                "the first one h0 (off by one)",
+            ),
+            "h0 first, the last state dropped": (
+                "def rnn_run(xs, h0, W_h, W_x, b):\n    h, out = h0, []\n"
+                "    for x in xs:\n        out.append(h); h = rnn_step(h, x, W_h, W_x, b)\n"
+                "    return np.stack(out)",
+                "h0 is the first row and the last state is missing",
             ),
             "only the last state": (
                 "def rnn_run(xs, h0, W_h, W_x, b):\n    h = h0\n"
@@ -150,35 +156,41 @@ assert rnn_ratio > 1e6 and 1 - _fit[1][0] / ((np.log(rnn_sens) - np.log(rnn_sens
 assert att_spread < 5 and 0.5 < np.median(att_sens[20:-1]) / np.median(att_sens[:20]) < 2
 _one_draw = sensitivity_attention(T_exp, d_exp, 0)[:-1]
 assert (_one_draw.max() / _one_draw.min()).item() > att_spread  # a single draw jumps more than the mean
-# 5b: one state vector: recent tokens best, distant ones less and less (both RNNs), attention recalls every position
-assert mean("RNN")[0] > 0.95 and mean("RNN")[-1] < 0.35 and (np.diff(mean("RNN")[:10]) < 0).all()
-assert (mean("RNN, 96 numbers") >= mean("RNN")).all() and mean("RNN, 96 numbers").min() < 0.75
-_lowest96 = int(mean("RNN, 96 numbers").argmin())
-assert T_RECALL - 5 <= _lowest96 < T_RECALL - 1 and mean("RNN, 96 numbers")[-1] > mean("RNN, 96 numbers")[_lowest96]
-assert (mean("GRU") <= mean("RNN") + 0.02).all()  # no better than the plain RNN, at or below it
-assert min(recall["RNN + attention"].min(), recall["self-attention"].min()) > 0.97  # every seed, every k
+# 5b (after 150 steps; trained numbers: orderings and bounds with margins, values seen in the comments)
+FAR = np.arange(T_RECALL) >= 6
+assert mean("RNN")[0] > 0.95 and (np.diff(mean("RNN")[:8]) < 0).all(), mean("RNN")  # 1.00 .95 .83 .73 .64 .58 .47 .38
+assert 1.5 / V_RECALL < mean("RNN")[-1] < 0.5 * mean("RNN")[:6].mean(), "the first token: above guessing, far below"
+assert (mean("RNN, 96 numbers") >= mean("RNN") - 0.01).all() and (mean("RNN, 96 numbers")[1:] > mean("RNN")[1:] + 0.03).all()
+_lowest96 = int(mean("RNN, 96 numbers").argmin())  # 9 (0.59; 0.61 at 8 and 10)
+assert T_RECALL - 5 <= _lowest96 < T_RECALL - 1 and mean("RNN, 96 numbers")[-1] > mean("RNN, 96 numbers")[_lowest96] + 0.05
+assert all(during[s]["GRU"].mean() < during[s]["RNN"].mean() - 0.03 for s in during), "GRU below RNN at every look"
+assert min(recall["RNN + attention"].min(), recall["self-attention"].min()) > 0.97  # every seed, every k: 1.00
 assert recall_params["self-attention"] == min(recall_params.values())
 assert recall_params["RNN + attention"] < recall_params["GRU"]
+assert sorted(during) == [30, 60, 90, 120, 150] and STEPS_RECALL == 150 and test_tokens.shape[1] == 300
+for _name in ("RNN", "RNN, 96 numbers", "GRU"):  # still improving over the last 60 steps, the distant half too
+    _far, _near = (np.array([during[s][_name][:, part].mean() for s in sorted(during)]) for part in (FAR, ~FAR))
+    assert _far[-1] > _far[2] + 0.02 and _near[-1] > _near[2], (_name, _far, _near)  # RNN .29 -> .33, GRU .24 -> .28
+    assert (_far < _near - 0.2).all(), (_name, _far, _near)  # distant far below recent at every look
+assert all(during[s]["self-attention"].min() > 0.97 for s in (60, 90, 120, 150)), "every position from step 60"
+assert during[90]["RNN + attention"].mean() < 0.6 and during[150]["RNN + attention"].min() > 0.97  # .48 -> 1.00
+claim("36", T_RECALL * np.log2(V_RECALL))
 # 5c: time ∝ T, far above one product; per-step cost flat from d = 1 to 64, arithmetic shows at 128-256
 # (timings on a shared machine: bounds wide enough for background load, tight enough to catch a wrong trend)
 assert 0.7 < rnn_slope < 1.6 and (rnn_s / prod_s).min() > 5 and att_slope > rnn_slope + 0.3
 claim("4,096", (2 * 64**2) / (2 * 1**2))
 for _us in step_us.values():
     assert _us[6] < 3 * _us[0] and _us[-1] > 1.5 * _us[6], _us  # quiet: 1.2-1.3x; 2.6x seen under a load of 5
-# 5d: the fitted powers, T calls each fed the last result, constant attention, a path growing 5 per token
+# 5d: the fitted powers, T calls each fed the last result, the longest chain: growing 5 per token, constant for attention
 assert np.allclose(rnn_powers, [1, 2], atol=0.01) and np.allclose(att_powers, [2, 1], atol=0.01)
 assert calls == [(T, T, True) for T in T_table]
-assert len({table[T, "att_ops"] for T in T_table}) == 1 and len({table[T, "att_path"] for T in T_table}) == 1
-assert path_per_token == 5 and table[T_table[0], "rnn_path"] > table[T_table[0], "att_path"]
-# 5b, still learning: every one-state model improved from step 100 to 150; RNN + attention found the positions late
-for _name in ("RNN", "RNN, 96 numbers", "GRU"):
-    assert at_150[_name].mean() > at_step_100[_name].mean(), _name
-claim("0.66", at_step_100["RNN + attention"].mean())
-claim("1.00", at_150["RNN + attention"].mean())
-assert at_step_100["self-attention"].min() > 0.97 and at_step_100["RNN + attention"].min() < 0.5
-# Q7's model answer
-claim("0.72", mean("RNN, 96 numbers")[6])
-claim("0.48", mean("RNN")[6])
+assert len({table[T, "att_chain"] for T in T_table}) == 1 and len({table[T, "att_path"] for T in T_table}) == 1
+assert chain_per_token == 5 and path_per_token == 5 and table[T_table[0], "rnn_path"] > table[T_table[0], "att_path"]
+assert table[T_table[0], "rnn_chain"] > table[T_table[0], "att_chain"]
+# Q7's model answer: "about 0.7 against about 0.5" (0.71 and 0.47 seen)
+claim("0.7", mean("RNN, 96 numbers")[6], tol=0.08)
+claim("0.5", mean("RNN")[6], tol=0.08)
+assert mean("RNN, 96 numbers")[6] > mean("RNN")[6] + 0.1, "far more often"
 """
 NOT_MEASURED = {
     "32": "settings: the explorer's unrelated pairs, and the state size of the recall models",
@@ -195,7 +207,13 @@ NOT_MEASURED = {
     "1994": "the year of Bengio, Simard and Frasconi's paper",
     "1997": "the year of the LSTM paper",
     "2000": "the year of Gers, Schmidhuber and Cummins's forget gate",
-    "50": "150 − 100: training steps between the two looks at the test set (settings)",
+    "300": "a setting: test sequences per seed in 5b",
+    "100": "a setting: the test sequences looked at during training in 5b",
+    "30": "a setting: a look at the test set during training in 5b",
+    "60": "settings: a look at the test set in 5b, and 150 − 90 steps between two looks",
+    "90": "a setting: a look at the test set during training in 5b",
+    "0.6": "a bound the prose states (asserted in CLAIMS: RNN + attention at step 90)",
+    "600": "a number of steps the student may try",
     "2014": "the year of the GRU and of Bahdanau et al.'s paper",
     "2017": "the year of the Transformer paper",
 }

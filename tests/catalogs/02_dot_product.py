@@ -317,6 +317,10 @@ claim("201", len(lambdas))
 claim("200", len(hard_steps))
 claim("198", flat)
 assert np.count_nonzero(hard_steps) == 2 and len(jumps) == 2
+assert len(stretches) == 3 and stretches[1][0] == "Top 100 viral moments", stretches  # the long middle stretch
+assert stretches[1][2] - stretches[1][1] > max(s[2] - s[1] for s in (stretches[0], stretches[2])), "the long one"
+_energy = data.VIDEO_CONTENT.index("energy")
+assert np.allclose([V_videos[titles.index(t)][_energy] for t in held], hard_path), "the named videos are the lookup's"
 assert all(np.count_nonzero(steps) == len(steps) for steps in soft_steps.values()), "soft: changes at every step"
 assert np.abs(soft_path[4.0] - hard_path).mean() < np.abs(soft_path[1.0] - hard_path).mean(), "×4 is closer"
 assert soft_steps[4.0].max() > soft_steps[1.0].max(), "×4: larger largest change per step"

@@ -56,6 +56,15 @@ EXERCISES = {
                 S + "    s = Q @ np.swapaxes(K, -1, -2)\n    return s / s.std()",
                 None,
             ),
+            "float32 returned for float64 inputs": (
+                S + "    return np.float32(Q) @ np.swapaxes(np.float32(K), -1, -2) / np.float32(np.sqrt(Q.shape[-1]))",
+                "returned float32, not float64",
+            ),
+            "torch float32 tensor returned for float64 inputs": (
+                S + "    q, k = torch.tensor(Q, dtype=torch.float32), torch.tensor(K, dtype=torch.float32)\n"
+                "    return q @ k.mT / q.shape[-1] ** 0.5",
+                "returned float32, not float64",
+            ),
             "scales only the first batch entry": (
                 S + "    out = Q @ np.swapaxes(K, -1, -2)\n    out[..., :1, :] /= np.sqrt(Q.shape[-1])\n    return out",
                 None,
@@ -72,10 +81,8 @@ EXERCISES = {
             "    return out.reshape(*Q.shape[:-1], K.shape[-2])",
             "torch inside": S + "    q, k = torch.as_tensor(Q), torch.as_tensor(K)\n"
             "    return (q @ k.transpose(-1, -2) / q.shape[-1] ** 0.5).numpy()",
-            "float32 returned": S
-            + "    return np.float32(Q) @ np.swapaxes(np.float32(K), -1, -2) / np.float32(np.sqrt(Q.shape[-1]))",
-            "torch tensor returned (float32)": S + "    q, k = torch.tensor(Q, dtype=torch.float32), torch.tensor(K, "
-            "dtype=torch.float32)\n    return q @ k.mT / q.shape[-1] ** 0.5",
+            "torch tensor returned (float64)": S + "    q, k = torch.from_numpy(Q), torch.from_numpy(K)\n"
+            "    return q @ k.mT / q.shape[-1] ** 0.5",
             "changes Q in place (whether inputs change is not graded)": S + "    Q /= np.sqrt(Q.shape[-1])\n"
             "    return Q @ np.swapaxes(K, -1, -2)",
             "K.T when there are no batch axes": S
@@ -141,67 +148,64 @@ claim("8.7", gap_all)
 # --- section 6: training (settings first, so the prose describes the code that ran)
 _w = [torch.randn(3, 5, generator=torch.Generator().manual_seed(9), requires_grad=True) for _ in range(2)]
 _ref = [w.detach().clone().requires_grad_(True) for w in _w]
-_opt, _mom = torch.optim.Adam(_ref, lr=LR), [(torch.zeros_like(w), torch.zeros_like(w)) for w in _w]
+_opt, _mom = torch.optim.Adam(_ref, lr=0.01), [(torch.zeros_like(w), torch.zeros_like(w)) for w in _w]
 for _step in range(1, 4):  # the lesson's adam_step takes exactly torch.optim.Adam's steps
     for params in (_w, _ref):
         (params[0] ** 3 * params[1]).sum().backward()
-    adam_step(_w, _mom, _step)
+    adam_step(_w, _mom, _step, 0.01)
     _opt.step()
     _opt.zero_grad()
 assert all(torch.allclose(a, b, atol=1e-7) for a, b in zip(_w, _ref)), "adam_step differs from torch.optim.Adam"
-claim("0.003", LR)
+assert RATES == [0.003, 0.01, 0.03], RATES
+claim("0.003", RATES[0])
+claim("0.03", RATES[2])
 claim("120", STEPS)
 claim("32", BATCH)
 assert 1024**0.5 == 32, "√1024"
-claim("48", curve.shape[1] * curve.shape[2] * curve.shape[3])
+claim("144", np.prod(curve.shape[1:]))
 claim("512", held_out[0].shape[1])
 assert SEEDS >= 3 and NOISE == 0.5 and KEYS_PER_EXAMPLE == 8 and D_MODEL == 16 and TRAIN_DIMS == [16, 64, 256, 1024]
 assert N_KEYS == 12, "the explorer's 12 keys: section 6 must not change them"
 claim("2.08", math.log(KEYS_PER_EXAMPLE))
 claim("1.25", 1 + NOISE**2)  # the variance of a query's entries: a unit-variance key, rotated, plus the noise
 assert abs(float(held_out[0].var()) - 1.25) < 0.05 and abs(float(held_out[1].var()) - 1) < 0.05
-D = {d: i for i, d in enumerate(TRAIN_DIMS)}
-start, end = curve[0].mean(-1), curve[-1].mean(-1)  # (d_k, variant): means over the seeds
-assert steps[-1] == STEPS and steps[2] == 10 and steps[4] == 20
+assert steps[-1] == STEPS and steps[2] == 10
 sc, un, mu, t5 = (v[name] for name in ("scaled", "unscaled", "1/d_k", "T5"))
+slow, mid, fast = (r[rate] for rate in RATES)
+start = curve[0].mean(-1)[:, slow]  # (d_k, variant): step 0, the same at every rate
+assert np.abs(curve[0] - curve[0][:, :1]).max() < 1e-6, "step 0 is the same at every rate"
+# step 0: untrained weights, nothing amplifies the rounding: stable to the digits written
 claim("53", start[D[1024], un])
 claim("6.8", start[D[16], un])
-claim("0.42", end[D[16], sc])
-claim("0.07", end[D[1024], sc])
-claim("0.28", end[D[16], un])
-claim("0.15", end[D[64], un])
-claim("0.41", end[D[1024], un])
-claim("0.50", curve[4, D[1024], un].mean())
-assert 5.5 < end[D[1024], un] / end[D[1024], sc] < 6.5, "six times the scaled head's"
-claim("0.81", end[:, mu].min())
-claim("0.93", end[:, mu].max())
-claim("0.07", end[D[64], t5])
-claim("0.18", t5_best.min())
-assert steps[t5_best.argmin()] == 5, "the T5 head's loss is lowest at step 5"
-claim("0.38", t5_best[-1])
-acc = accuracy[STEPS].numpy()
-claim("88.7", 100 * acc.min())
-claim("98.4", 100 * acc.max())
-claim("11.4", loss_on_missed["unscaled"])
-claim("9.7", loss_on_missed["T5"])
-claim("1.2", loss_on_missed["scaled"])
-# the comparisons the prose makes
-scaled_curves = curve[:, :, sc].mean(-1)  # (evaluation, d_k)
-assert (np.diff(scaled_curves, axis=0) < 0).all(), "scaled: the loss falls steadily at every d_k"
-assert (curve[-1, :, sc].max(-1) - curve[-1, :, sc].min(-1) < 0.05).all(), "scaled: the seeds stay close"
-assert (np.diff(end[:, sc]) < 0).all(), "scaled: bigger heads train better"
-assert (start[:, un] > 3 * math.log(KEYS_PER_EXAMPLE)).all(), "unscaled: confidently wrong at step 0"
-assert np.all(np.diff(start[:, un]) > 0), "unscaled: the step-0 loss rises with d_k"
-assert end[D[16], un] < end[D[16], sc], "unscaled ends below scaled at d_k = 16"
-claim("0.15", end[D[256], un])  # "0.15 at d_k = 64 and at d_k = 256, but 0.41 at d_k = 1024"
-assert end[D[1024], un] > 2 * max(end[D[64], un], end[D[256], un]), "unscaled: worse at 1024 than at 64 and 256"
-assert end[D[1024], t5] > 2 * end[D[64], t5], "T5: worse at 1024 than at 64"
+assert (start[:, un] > 3 * math.log(KEYS_PER_EXAMPLE)).all() and np.all(np.diff(start[:, un]) > 0), "confidently wrong"
 assert step0_gap < 1e-6, "T5 equals scaled at step 0"
-assert (end[:, mu] > end[:, [sc, un, t5]].max(-1)).all(), "1/d_k: the slowest at every d_k"
-assert np.ptp(curve[:, :, mu].mean(-1), axis=1).max() < 0.15, "1/d_k: nearly the same curve at every d_k"
-assert end[D[16], t5] == end[D[16]].min() and end[D[64], t5] == end[D[64]].min(), "T5: fastest at small d_k"
-assert abs(end[D[1024], t5] - end[D[1024], un]) < 0.1, "T5 ends close to the unscaled head at 1024"
-assert t5_best[-1] > 2 * t5_best.min(), "T5 at 1024: the loss rises again"
+# trained: orderings and bounds with margins (values seen in the comments; the same on the AVX-512 and default paths)
+assert (np.diff(end[:, slow, sc]) < 0).all(), "scaled at 0.003: the loss falls with every size"  # .42 .18 .10 .07
+claim("0.4", end[D[16], slow, sc], tol=0.06)  # "about 0.4"
+claim("0.07", end[D[1024], slow, sc], tol=0.015)  # "about 0.07"
+claim("0.09", end[D[16], fast, sc], tol=0.015)  # 0.093
+assert end[D[1024], fast, sc] > 2 * end[D[16], fast, sc], "scaled at 0.03: more than twice at 1024"  # 0.34
+assert (np.diff(end[1:, fast, sc]) > 0).all(), "scaled at 0.03: worse with every size from 64 on"  # .097 .18 .34
+assert end[D[16], :, sc].argmin() == fast and end[D[16], mid, sc] > 1.2 * end[D[16], fast, sc]  # .13 vs .093
+for _d in (64, 256):  # 0.072 against 0.097 and 0.176; 0.062 against 0.098 and 0.182
+    assert end[D[_d], :, sc].argmin() == mid and min(end[D[_d], slow, sc], end[D[_d], fast, sc]) > 1.2 * best[D[_d], sc]
+assert abs(end[D[1024], slow, sc] - end[D[1024], mid, sc]) < 0.03, "1024: 0.003 and 0.01 close"  # .069 .076
+assert end[D[1024], fast, sc] > 3 * best[D[1024], sc], "1024: 0.03 far worse"  # 0.34
+assert best[:, sc].max() < 0.12, "the scaled head at its best rate ends below 0.12 at every d_k"  # 0.093
+assert end[D[16], slow, un] < end[D[16], slow, sc] and end[D[16], slow, t5] < end[D[16], slow, sc]  # .28 .19 < .42
+assert min(end[D[1024], :, un].min(), end[D[1024], :, t5].min()) > 3 * best[D[1024], sc], "several times, every rate"
+assert min(end[D[1024], fast, un], end[D[1024], fast, t5]) > 2 * math.log(KEYS_PER_EXAMPLE), "worse than guessing"
+_spread = end[:, :, mu].max(0) / end[:, :, mu].min(0)  # per rate: 1.15, 1.51, 1.46
+assert (_spread < 1.8).all(), "1/d_k: within a factor of 2 across d_k at each rate"
+assert (end[:, slow, mu] > end[:, slow, [sc, un, t5]].max(-1)).all(), "1/d_k: the slowest at 0.003 at every d_k"
+assert end[:, slow, mu].min() > 0.75, "1/d_k at 0.003: still above 0.75"  # 0.806
+assert (end[:, :, mu].argmin(1) == fast).all() and (end[:, mid, mu] > 1.4 * end[:, fast, mu]).all(), "best: 0.03"
+_level = np.r_[best[1:, sc], end[1:, fast, mu]]  # d_k = 64 on: .072 .062 .069 and .067 .065 .066
+assert (abs(_level - 0.07) < 0.015).all() and (abs(best[1:, sc] - end[1:, fast, mu]) < 0.015).all(), _level
+# the confidently wrong heads and the T5 head's unlearning (d_k = 1024, rate 0.003)
+assert accuracy.min() > 0.9, accuracy  # 0.96
+assert min(loss_on_missed["unscaled"], loss_on_missed["T5"]) > 8 and loss_on_missed["scaled"] < 2, loss_on_missed
+assert steps[t5_best.argmin()] <= 10 and t5_best[-1] > 1.5 * t5_best.min(), "T5 at 1024: the loss rises again"
 """
 
 NOT_MEASURED = {
@@ -215,6 +219,10 @@ NOT_MEASURED = {
     "4000": "random pairs per point (a setting)",
     "200": "heads per d_k (a setting)",
     "16": "sizes of the set-up: entries of x, keys per head, d_model (settings)",
-    "0.01": "a learning rate the student may try",
+    "0.01": "a setting: the middle learning rate of section 6",
     "0.001": "a learning rate the student may try",
+    "0.1": "a learning rate the student may try",
+    "0.12": "a bound the prose states (asserted in CLAIMS: the scaled head at its best rate ends below it)",
+    "0.75": "a bound the prose states (asserted in CLAIMS: the 1/d_k head at 0.003 ends above it)",
+    "90": "a bound the prose states (asserted in CLAIMS: the accuracy of every run at d_k = 1024, rate 0.003)",
 }
