@@ -57,8 +57,10 @@ class HideHiddenTests(ClearHiddenTests):
 
 
 HEADING = re.compile(r"^\s*#{1,6}\s+(.+?)\s*$")
-QUESTION = re.compile(r"^\s*\*\*((?:Q\d+|Exercise\s+\d+\.\d+)\b.*?)\*\*")  # a quiz or exercise label, not any bold line
-POINTS = re.compile(r"\s*\((\d+(\.\d+)?\s+points?|graded by hand)[^)]*\)\s*|[.:]\s*$")
+QUESTION = re.compile(
+    r"^\s*\*\*((?:Q\d+|(?:Optional )?[Ee]xercise\s+\d+\.\d+)\b.*?)\*\*"
+)  # a quiz or exercise label, not any bold line
+POINTS = re.compile(r"\s*\([^)]*\b(points?|graded by hand)\b[^)]*\)\s*|[.:]\s*$")
 
 
 def question_title(text):

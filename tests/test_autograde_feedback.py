@@ -13,13 +13,14 @@ from autograde.feedback import NameQuestions, question_title
 def test_question_title_drops_points():
     assert question_title("Exercise 1.1 — one RNN step (2 points)") == "Exercise 1.1 — one RNN step"
     assert question_title("Q3 (1 point).") == "Q3"
+    assert question_title("Q5 (optional, section 5; 0 points)") == "Q5"
 
 
 @pytest.mark.parametrize("lesson", lesson_params())
 def test_every_graded_cell_is_named_after_its_exercise_or_question(lesson):
     nb, _ = NameQuestions().preprocess(read(solution_path(lesson)), {})
     titles = {nbgrader_meta(c)["grade_id"]: nbgrader_meta(c)["title"] for c in nb.cells if is_test(c)}
-    wrong = {gid: t for gid, t in titles.items() if not re.match(r"(Exercise \d+\.\d+|Q\d+)\b", t)}
+    wrong = {gid: t for gid, t in titles.items() if not re.fullmatch(r"((Optional e|E)xercise \d+\.\d+ — .+|Q\d+)", t)}
     assert titles and not wrong, wrong
 
 
