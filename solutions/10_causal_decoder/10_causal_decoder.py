@@ -27,24 +27,22 @@
 # next character (greedy, temperature, top-k), and the **KV cache** that makes writing fast.
 #
 # **Learning goals.** By the end you can
-# 1. write the probability of a text as a product of next-token probabilities, explain why training
-#    every position at once needs a **causal mask**, build that mask (also when the queries are only
-#    the newest tokens) and show that no position sees the future;
-# 2. extend your multi-head attention to **cross-attention** — queries from one sequence, keys and
-#    values from another — and say where the encoder–decoder Transformer uses it;
-# 3. train a decoder-only language model on the CPU and compare its loss on rhymes it never saw with
-#    simple baselines;
-# 4. turn logits into a next-token distribution with a **temperature** and **top-k**, and sample from
-#    it (greedy decoding is the arg max);
-# 5. implement a **KV cache**, show that it gives the same outputs as recomputing everything, and
-#    measure what it saves.
+# 1. explain why training every position at once needs a **causal mask**, and build it (also when the queries
+#    are only the newest tokens);
+# 2. extend your multi-head attention to **cross-attention** and say where the encoder–decoder Transformer
+#    uses it;
+# 3. train a decoder-only language model and compare it with simple baselines on rhymes it never saw;
+# 4. choose the next token with a **temperature** and **top-k**, or greedily;
+# 5. implement a **KV cache**, show that it gives the same outputs as recomputing everything, and measure
+#    what it saves.
 #
-# > **Minimal path.** This is a long lesson. The graded exercises 10.1, 10.2, 10.3 and 10.4 (the causal mask,
-# > cross-attention, sampling, the KV cache) are in sections 1, 2, 4 and 5, and the quiz is in section 9: do
-# > those, and run every cell of section 3, which trains the model the later sections use (you may skim its
-# > prose). Skim the cross-attention demo of section 2, the explorer of section 6 and the timing experiment of
-# > section 7 on a first pass; the quiz's free answer (Q8) needs the numbers of section 7, so come back for it.
-# > The minimal path takes about an hour; the whole lesson two to three hours.
+# > **Minimal path: about 90 minutes** (the whole lesson: about 1¾ hours; both counted from the lesson's words and
+# > exercise points). Do the graded exercises 10.1–10.4 (sections 1, 2, 4 and 5) and the quiz (section 9), and run
+# > every cell from the top: section 3 trains the model that the later sections use. On a first pass, skip the
+# > prose of the demonstrations: the lesson-4 demo and "A trap in PyTorch" (section 1), the lesson-6 comparison
+# > and the hand-built cross-attention map (section 2), section 3 except its two paragraphs on the results, the
+# > demos after exercise 10.3, the float64 comparison and "A limit of this model" (section 5), and the explorer
+# > (section 6). In section 7, read the table and "What the measurement shows": Q8 needs them.
 #
 # **You need:**
 #
@@ -56,13 +54,8 @@
 # | residual connections and layer norm; the pre-LN block | 8 |
 # | token embeddings, an output head, cross-entropy training with Adam | 9 |
 #
-# Where this lesson loads **your own** code from lessons 4 and 6 (for demonstrations only, never for
-# grading), it says so; if those notebooks are not next to this one or not finished, it uses PyTorch's
-# versions instead and tells you.
-#
-# **How the notebook works.** As before: run the cells from top to bottom; replace
-# `raise NotImplementedError()` in the exercise cells; the cell after each exercise runs visible checks,
-# and hidden checks with other shapes run when your notebook is graded.
+# Demonstrations load **your own** code from lessons 4 and 6 when those notebooks are next to this one and
+# finished (never for grading), and PyTorch's otherwise; each says which it uses.
 
 # %%
 import contextlib
@@ -346,7 +339,7 @@ with ac.student_code("causal_mask"):
 #
 # Torch operations only, so that gradients reach every layer and both inputs. Callers pass the mask by
 # name, `mha(x, mask=m)`, because the second positional argument is now `x_kv`. A blocked entry gets weight
-# exactly 0 whatever the allowed scores are: the hidden checks use allowed scores of about $-10^{10}$, far
+# exactly 0 whatever the allowed scores are: the checks use allowed scores of about $-10^{10}$, far
 # below any "large negative number" you might fill in instead of $-\infty$.
 #
 # <details><summary>Hint 1: the idea</summary>
@@ -471,8 +464,19 @@ _pattern = (torch.arange(4)[:, None] + torch.arange(6)[None, :]) % 3 != 0  # eve
 _check_mha(_theirs, _x_q, _x_kv, None, "cross-attention (T_q = 4, T_k = 6)", 1e-5)
 _check_mha(_theirs, _x_q, _x_kv, _pattern, "cross-attention with a mask", 1e-5)
 _check_mha(_theirs, _x_q, _x_q, torch.ones(4, 4, dtype=torch.bool).tril(), "causal self-attention (x_kv=None)", 1e-5)
+_n = sum(p.numel() for p in MultiHeadAttention(8, 2, bias=False).parameters())
+checks.expect(_n == 4 * 8 * 8, "bias=False: four nn.Linear layers without biases, and no other parameters.")
+_g, _theirs = torch.Generator().manual_seed(102), _torch_mha(8, 2, False, torch.float64)
+with torch.no_grad():  # allowed scores near -1e10: blocked keys must still get weight exactly 0
+    _theirs.in_proj_weight[:8], _theirs.in_proj_weight[8:16] = -1e5 * torch.eye(8), 1e5 * torch.eye(8)
+_x_q, _x_kv = (1 + torch.rand(2, n, 8, generator=_g, dtype=torch.float64) for n in (4, 6))
+_check_mha(_theirs, _x_q, _x_kv, _pattern, "scores around -1e10 with a mask", 1e-8)
+_mine = load_from_torch(MultiHeadAttention(8, 2).double(), _torch_mha(8, 2, dtype=torch.float64))
+_x_q, _x_kv = (torch.randn(2, n, 8, dtype=torch.float64, requires_grad=True) for n in (3, 5))
+_mine(_x_q, _x_kv)[0].pow(2).sum().backward()
+for _t, _name in [(getattr(_mine, n).weight, f"self.{n}") for n in ("W_q", "W_k", "W_v", "W_o")] + [(_x_kv, "x_kv")]:
+    checks.expect(_t.grad is not None and float(_t.grad.abs().sum()) > 0, f"no gradient reaches {_name}: torch only.")
 ### BEGIN HIDDEN TESTS
-_g = torch.Generator().manual_seed(102)
 for _bias in (True, False):  # d_model = 48, 3 heads: d_k = 16; T_q = T_k with two inputs names every mix-up
     _theirs = _torch_mha(48, 3, _bias, torch.float64, seed=int(_bias))
     _n = sum(p.numel() for p in MultiHeadAttention(48, 3, bias=_bias).parameters())
@@ -480,16 +484,6 @@ for _bias in (True, False):  # d_model = 48, 3 heads: d_k = 16; T_q = T_k with t
     for _T_k, _mask in ((5, None), (5, (torch.arange(5)[:, None] + 2 * torch.arange(5)) % 3 != 0), (7, None)):
         _x_q, _x_kv = (torch.randn(2, n, 48, generator=_g, dtype=torch.float64) for n in (5, _T_k))
         _check_mha(_theirs, _x_q, _x_kv, _mask, f"d_model = 48, 3 heads, bias={_bias}, T_k = {_T_k}", 1e-8)
-with torch.no_grad():  # allowed scores near -1e10: blocked keys must still get weight exactly 0
-    _theirs.in_proj_weight[:48], _theirs.in_proj_weight[48:96] = -1e5 * torch.eye(48), 1e5 * torch.eye(48)
-_x_q, _x_kv = (1 + torch.rand(2, n, 48, generator=_g, dtype=torch.float64) for n in (4, 7))
-_mask = (torch.rand(4, 7, generator=_g) < 0.5) | (torch.arange(7) == 2)  # every row keeps key 2
-_check_mha(_theirs, _x_q, _x_kv, _mask, "scores around -1e10 with a mask", 1e-8)
-_mine = load_from_torch(MultiHeadAttention(48, 3).double(), _torch_mha(48, 3, dtype=torch.float64))
-_x_q, _x_kv = (torch.randn(2, n, 48, dtype=torch.float64, requires_grad=True) for n in (3, 5))
-_mine(_x_q, _x_kv)[0].pow(2).sum().backward()
-for _t, _name in [(getattr(_mine, n).weight, f"self.{n}") for n in ("W_q", "W_k", "W_v", "W_o")] + [(_x_kv, "x_kv")]:
-    checks.expect(_t.grad is not None and float(_t.grad.abs().sum()) > 0, f"no gradient reaches {_name}: torch only.")
 ### END HIDDEN TESTS
 checks.passed("MultiHeadAttention")
 
@@ -1053,6 +1047,7 @@ _mistakes = {
 }
 checks.expect_close(next_token_probs(_z, top_k=2), [[0.73105858, 0.26894142, 0, 0]], "top_k=2", mistakes=_mistakes)
 checks.expect_close(next_token_probs(_z, temperature=0), [[1.0, 0, 0, 0]], "next_token_probs(…, temperature=0)")
+checks.expect_close(next_token_probs(_z[0], top_k=4), _p[0], "next_token_probs of one row (4,), top_k=4 = V keeps all")
 checks.expect(torch.equal(_z, torch.tensor([[2.0, 1.0, 0.0, -1.0]])), "next_token_probs changed the logits it was given (an in-place masked_fill_?): return a new tensor.")  # fmt: skip
 # sampling: greedy is the arg max of every row, without randomness; generators seeded alike give the same samples
 torch.manual_seed(0)
@@ -1069,6 +1064,8 @@ checks.expect(torch.equal(_a, _b), "two calls with generators seeded alike gave 
 checks.expect(not torch.equal(_a, _c), "generators seeded differently gave the same samples: take every random number from `generator`, not from a seed or a generator of your own.")  # fmt: skip
 _freq = torch.bincount(_a, minlength=4).double() / len(_a)
 checks.expect_close(_freq, _p[0], "the frequencies of 4000 samples of [2, 1, 0, -1]", atol=0.04)
+_top2 = set(sample_next(_z.expand(500, 4), 1.0, 2, torch.Generator().manual_seed(3)).tolist())
+checks.expect(_top2 <= {0, 1}, "sample_next with top_k=2 drew a token outside the 2 most likely.")
 _g = torch.Generator().manual_seed(2)  # one row at a time with one generator, as generate calls it
 _one = [checks.call(sample_next, _z, 1.0, None, _g) for _ in range(200)]
 checks.expect(all(isinstance(t, torch.Tensor) and tuple(t.shape) == (1,) for t in _one), "one row of logits (1, V) must give shape (1,), not a 0-d tensor: squeeze only the last axis, .squeeze(-1).")  # fmt: skip
@@ -1266,40 +1263,31 @@ with model_code("causal_mask and MultiHeadAttention"):
 
 
 # %% [markdown]
-# The keys of the earlier positions do not change (up to rounding, if any). With a cache, one generation
-# step for a new token at position $t$ in every layer is:
-# 1. compute $q, k, v$ **for the new token only** (one row of each projection per head);
-# 2. append $k$ and $v$ to the cached keys and values of positions $0, \dots, t-1$;
-# 3. attend: the new query against all $t+1$ cached keys — no mask needed, since everything in the cache is
-#    in the new token's past (or is the token itself);
-# 4. $W^O$, then the rest of the block, for this one token only.
+# The keys of the earlier positions do not change (up to rounding, if any). With a cache, each layer handles a
+# new token at position $t$ in four steps: compute its $q, k, v$ (**this token only**); append $k$ and $v$ to the
+# cache; attend with $q$ over all $t+1$ cached keys (no mask: all are in its past, or are itself); then $W^O$
+# and the rest of the block, again for this token only.
 #
 # **Work per new token.** At length $T$, recomputation pushes all $T$ tokens through every projection and
 # feed-forward network and computes all $T \times T$ scores per head: work that grows like $T^2$ per new
 # token. With the cache it pushes **one** token through them and computes $T$ scores per head: work that
 # grows like $T$. (Section 7 measures what that buys at this size.)
 #
-# **The prompt** goes through in one call with $T_{\text{new}} = $ its length and an empty cache; then the
-# new tokens must not see each other's future, so that call needs the causal mask. The same holds for any
-# call with several new tokens after a non-empty cache — and there the new tokens are the *newest* ones:
-# the bottom-right mask `causal_mask(T_new, T_past + T_new)` of exercise 10.1. The model's `DecoderBlock`
-# builds this mask and passes it to your function.
+# **The prompt** goes through in one call with an empty cache, and its tokens must not see each other's
+# future: a call with several new tokens needs the bottom-right mask `causal_mask(T_new, T_past + T_new)` of
+# exercise 10.1, which the model's `DecoderBlock` builds and passes to your function.
 #
 # **Memory.** The cache holds a key and a value of $d_{\text{model}}$ numbers per token, per block:
-# $2 \cdot n_{\text{layers}} \cdot d_{\text{model}}$ numbers per token and sequence. That is the price of
-# the speed; lesson `11_attention_at_scale` prints this memory per token against the number of key/value
-# heads, which grouped-query attention reduces, and measures what sharing keys and values costs this model.
+# $2 \cdot n_{\text{layers}} \cdot d_{\text{model}}$ numbers per token and sequence: the price of the speed
+# (lesson 11 shrinks it with grouped-query attention).
 #
 # ### Exercise 10.4 — attention with a KV cache (4 points)
 #
 # Implement `attend_with_cache(mha, x_new, cache, mask=None)`.
-# * `mha` holds `num_heads`, `d_k` and the four layers `W_q`, `W_k`, `W_v`, `W_o` (your
-#   `MultiHeadAttention`). Use those layers; do not call `mha(...)` itself: its `forward` computes the keys and
-#   values of its input only, and the checks pass an object whose `forward` refuses to run.
-# * Project **only the new tokens**: call the layers `mha.W_q`, `mha.W_k`, `mha.W_v` on `x_new` (as layers,
-#   `mha.W_k(x_new)`), never on the earlier tokens again. Saving that work is what a cache is for: the checks count
-#   the rows each layer projects in every call, so a cache that keeps the inputs and recomputes every key and value
-#   loses the points.
+# * `mha` holds `num_heads`, `d_k` and the layers `W_q`, `W_k`, `W_v`, `W_o` (your `MultiHeadAttention`). Call
+#   the layers, never `mha(...)` (the checks pass an object whose `forward` refuses to run), and project **only the
+#   new tokens**, `mha.W_k(x_new)`: saving that work is what a cache is for. The checks count the rows each layer
+#   projects in every call, so a cache that keeps the inputs and recomputes every key and value loses the points.
 # * `x_new` `(B, T_new, d_model)`: the newest tokens (the whole prompt at first, then one token per step).
 # * `cache`: a dict, empty `{}` at the start. Afterwards `cache["k"]` and `cache["v"]` are the keys and
 #   values of every token so far, split into heads: shape `(B, num_heads, T_past, d_k)`. Your function
@@ -1360,59 +1348,56 @@ def attend_with_cache(mha, x_new, cache, mask=None):
 
 
 # %% tests="kv-cache-tests" points=4
-# Visible checks: a 2-token prompt, one token, 2 tokens at once (bottom-right mask), in float32 and float64; against
-# attention recomputed; the rows each projection pushes through in every call are counted.
-class _Counted(nn.Linear):
-    rows = 0  # how many rows (tokens) this layer has projected since the count was reset
-
-    def forward(self, x):
-        self.rows += x.numel() // self.in_features
-        return super().forward(x)
-
-
+# Visible checks: a 2-token prompt, one token, 2 tokens at once (bottom-right mask), against attention recomputed; in
+# float64 with a batch of 2, and with allowed scores around -1e10. Every call's projected rows are counted.
 class _Projections(nn.Module):
-    """What attend_with_cache uses (like your MultiHeadAttention): num_heads, d_k and four nn.Linear layers."""
+    """What attend_with_cache uses (like your MultiHeadAttention): num_heads, d_k and four layers; W_q, W_k and W_v
+    count the rows (tokens) they project. huge=True: W_q = -1e5 I, W_k = 1e5 I, so inputs in [1, 2] score near -1e10."""
 
-    def __init__(self, d_model, num_heads, seed, dtype=torch.float32):
+    def __init__(self, d_model, num_heads, seed, dtype=torch.float64, huge=False):
         super().__init__()
         torch.manual_seed(seed)
         self.num_heads, self.d_k = num_heads, d_model // num_heads
-        self.W_q, self.W_k, self.W_v, self.W_o = (_Counted(d_model, d_model, dtype=dtype) for _ in range(4))
+        self.W_q, self.W_k, self.W_v, self.W_o = (nn.Linear(d_model, d_model, dtype=dtype) for _ in range(4))
+        for layer, scale in ((self.W_q, -1e5), (self.W_k, 1e5), (self.W_v, None)):
+            layer.rows = 0
+            layer.register_forward_pre_hook(lambda m, args: setattr(m, "rows", m.rows + args[0].numel() // m.in_features))  # fmt: skip
+            if huge and scale:
+                with torch.no_grad():
+                    layer.weight.copy_(scale * torch.eye(d_model)), layer.bias.zero_()
 
     def forward(self, *args, **kwargs):
-        raise AssertionError(
-            "attend_with_cache called mha(...): use its layers mha.W_q, mha.W_k, mha.W_v and mha.W_o instead "
-            "(forward would compute keys and values for the new tokens only, and this test object has none)."
-        )
+        raise AssertionError("attend_with_cache called mha(...): use its layers mha.W_q, mha.W_k, mha.W_v and mha.W_o instead (forward would compute keys and values for the new tokens only, and this test object has none).")  # fmt: skip
+
+
+_RUNTIME_CAUSES = {  # what a RuntimeError says -> the slip that usually causes it
+    "view size is not compatible": "`.view` after `.transpose` fails (the transposed tensor is not contiguous): merge the heads with `.reshape`.",
+    "batch2 tensor": "The weights and the values differ in length: append both the keys and the values to the cache.",
+    "Sizes of tensors must match": "torch.cat of the cached and the new keys or values failed: append along the time axis, dim=2.",
+}  # fmt: skip
 
 
 def _check_cache(mha, x, plan, atol, what):
-    """Feed x (B, T, d) to attend_with_cache in the chunks [start, stop) of `plan`; compare every output with causal
-    attention over the whole sequence, recomputed here."""
-    (B, T, d), h, dk, cache = x.shape, mha.num_heads, mha.d_k, {}
+    """Feed x (B, T, d) to attend_with_cache in the chunks [start, stop) of `plan`; compare with attention recomputed."""
+    (B, T, d), h, dk, cache, projections = x.shape, mha.num_heads, mha.d_k, {}, (mha.W_q, mha.W_k, mha.W_v)
     with torch.no_grad():
-        Q, K, Vv = (m(x).view(B, T, h, dk).transpose(1, 2) for m in (mha.W_q, mha.W_k, mha.W_v))
+        Q, K, Vv = (m(x).view(B, T, h, dk).transpose(1, 2) for m in projections)
 
         def attend(rows, keys, allowed, fill=-math.inf):  # queries `rows` over the keys `keys` (two slices)
             s = (Q[:, :, rows] @ K[:, :, keys].transpose(-1, -2) / dk**0.5).masked_fill(~allowed, fill)
             return mha.W_o((s.softmax(-1) @ Vv[:, :, keys]).transpose(1, 2).flatten(2))
 
         for start, stop in plan:
-            n, new = stop - start, slice(start, stop)
+            n, new, before = stop - start, slice(start, stop), [layer.rows for layer in projections]
             causal = torch.ones(n, stop, dtype=torch.bool).tril(start)  # the bottom-right causal mask
             tokens = f"tokens {start}–{stop - 1} ({what})"
-            projections = (mha.W_q, mha.W_k, mha.W_v)
-            for layer in projections:
-                layer.rows = 0
             try:
                 result = checks.call(attend_with_cache, mha, x[:, new], cache, causal if n > 1 else None)
             except RuntimeError as error:
                 text = str(error)
                 cause = next((why for key, why in _RUNTIME_CAUSES.items() if key in text), "")
-                raise AssertionError(
-                    f"{tokens}: attend_with_cache raised RuntimeError ({text[:120]}). {cause}"
-                ) from None
-            rows = [layer.rows for layer in projections]
+                raise AssertionError(f"{tokens}: attend_with_cache raised RuntimeError ({text[:120]}). {cause}") from None  # fmt: skip
+            rows = [layer.rows - count for layer, count in zip(projections, before)]
             checks.expect(min(rows) > 0, f"{tokens}: call the layers mha.W_q, mha.W_k and mha.W_v on the new tokens, mha.W_k(x_new) (the checks count the rows they project).")  # fmt: skip
             checks.expect(max(rows) <= B * n, f"{tokens}: W_q, W_k, W_v projected {rows} rows for {B * n} new ones: the cache recomputes the earlier tokens' keys and values. Project only the new tokens; keep their keys and values.")  # fmt: skip
             out, w = checks.output_and_weights(result, tokens, d, stop, "attend_with_cache")
@@ -1441,25 +1426,17 @@ def _check_cache(mha, x, plan, atol, what):
         checks.expect_close(cache["v"], Vv, "cache['v'] at the end", atol, mistakes={"cache['v'] holds the keys.": K})
 
 
-_RUNTIME_CAUSES = {
-    "view size is not compatible": "`.view` after `.transpose` fails: the transposed tensor is not contiguous in memory; "
-    "merge the heads with `.reshape` (or `.contiguous().view`).",
-    "batch2 tensor": "The weights and the values differ in length: append both the keys and the values to the cache.",
-    "Sizes of tensors must match": "torch.cat of the cached and the new keys or values failed: append along the time "
-    "axis, dim=2 of (B, num_heads, T, d_k).",
-}
 _x = torch.randn(1, 5, 8, generator=torch.Generator().manual_seed(4))
-_check_cache(_Projections(8, 2, seed=3), _x, [(0, 2), (2, 3), (3, 5)], 1e-5, "d_model = 8, 2 heads")
-_check_cache(_Projections(8, 2, seed=6, dtype=torch.float64), _x.double(), [(0, 3), (3, 4), (4, 5)], 1e-10, "float64")
+_check_cache(_Projections(8, 2, 3, torch.float32), _x, [(0, 2), (2, 3), (3, 5)], 1e-5, "d_model = 8, 2 heads")
+_x = torch.randn(2, 5, 8, generator=torch.Generator().manual_seed(6), dtype=torch.float64)
+_check_cache(_Projections(8, 2, seed=6), _x, [(0, 3), (3, 4), (4, 5)], 1e-10, "float64, a batch of 2")
+_check_cache(_Projections(8, 2, 7, huge=True), 1 + _x.abs().clamp(max=1), [(0, 2), (2, 5)], 1e-10, "scores near -1e10")
 ### BEGIN HIDDEN TESTS
-_mha = _Projections(48, 3, seed=5, dtype=torch.float64)  # d_k = 16, float64
+_mha = _Projections(48, 3, seed=5)  # d_k = 16, float64
 _x = torch.randn(2, 10, 48, generator=torch.Generator().manual_seed(104), dtype=torch.float64)
 _plan = [(0, 4), (4, 5), (5, 6), (6, 9), (9, 10)]  # a prompt, two single tokens, a chunk of 3 (bottom-right mask), one
 _check_cache(_mha, _x, _plan, 1e-8, "float64, d_model = 48, 3 heads, batch of 2")
-with torch.no_grad():  # allowed scores around -1e10: the blocked keys must still get weight exactly 0
-    for _layer, _scale in ((_mha.W_q, -1e5), (_mha.W_k, 1e5)):
-        _layer.weight.copy_(_scale * torch.eye(48)), _layer.bias.zero_()
-_check_cache(_mha, 1 + torch.rand(2, 7, 48, dtype=torch.float64), [(0, 3), (3, 6), (6, 7)], 1e-8, "scores around -1e10")
+_check_cache(_Projections(48, 3, 5, huge=True), 1 + torch.rand_like(_x), _plan, 1e-8, "scores near -1e10, d_model = 48")
 ### END HIDDEN TESTS
 checks.passed("attend_with_cache")
 
@@ -1853,9 +1830,8 @@ with model_code("attend_with_cache"):
 # %% [markdown]
 # ## 9. Check your understanding
 #
-# Answer each question by replacing `None` and deleting the line `raise NotImplementedError()`.
-# Multiple-choice answers are a letter in quotes, e.g. `"a"`; numeric answers are a number. The cell after
-# each answer checks only the format; the answer is graded when your notebook is graded.
+# As before: replace `None` (a letter in quotes, e.g. `"a"`, or a number) and delete `raise NotImplementedError()`;
+# the cell after each answer checks only the format.
 #
 # **Q1 (1 point).** A model has cached 4 tokens and now processes 3 new tokens in one call, so
 # $T_q = 3$ and $T_k = 7$. How many (query, key) pairs does the correct causal mask allow?
