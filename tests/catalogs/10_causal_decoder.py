@@ -158,6 +158,10 @@ EXERCISES = {
                 ),
                 "NaN or inf",
             ),
+            "`.view` after `.transpose` to merge the heads": (
+                _mha(o="        return self.W_o((w @ v).transpose(1, 2).view(B, T_q, d)), w\n"),
+                "`.view` after `.transpose`",
+            ),
             "detached output": (
                 _mha(o="        return self.W_o((w @ v).transpose(1, 2).reshape(B, T_q, d).detach()), w\n"),
                 "no gradient reaches",
