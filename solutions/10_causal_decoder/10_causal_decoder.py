@@ -1051,10 +1051,7 @@ checks.expect_close(next_token_probs(_z[0], top_k=4), _p[0], "next_token_probs o
 torch.manual_seed(0)
 _rows = torch.randn(1000, 9) * 0.3  # nearly flat rows: a sample would often miss the arg max
 _t = checks.call(sample_next, _rows, temperature=0)
-checks.expect(
-    isinstance(_t, torch.Tensor) and _t.dtype == torch.long and tuple(_t.shape) == (1000,),
-    "sample_next must return an int64 tensor of shape (B,), one token id per row.",
-)
+checks.expect(isinstance(_t, torch.Tensor) and _t.dtype == torch.long and tuple(_t.shape) == (1000,), "sample_next must return an int64 tensor of shape (B,), one token id per row.")  # fmt: skip
 _misses = int((_t != _rows.argmax(-1)).sum())
 checks.expect(_misses == 0, f"temperature 0: {_misses} of 1000 tokens are not their row's arg max; greedy never samples.")  # fmt: skip
 _a, _b, _c = (sample_next(_z.expand(4000, 4), generator=torch.Generator().manual_seed(s)) for s in (0, 0, 1))
@@ -1074,11 +1071,7 @@ checks.expect(len({int(t) for t in _one}) > 1, "200 calls with one generator dre
 def _reference_probs(logits, temperature=1.0, top_k=None):
     if top_k is not None and top_k < logits.shape[-1]:
         logits = logits.masked_fill(logits < logits.sort(-1, descending=True).values[..., top_k - 1 : top_k], -math.inf)
-    return (
-        F.one_hot(logits.argmax(-1), logits.shape[-1]).double()
-        if temperature == 0
-        else (logits / temperature).softmax(-1)
-    )
+    return F.one_hot(logits.argmax(-1), logits.shape[-1]).double() if temperature == 0 else (logits / temperature).softmax(-1)  # fmt: skip
 
 
 _zs = 3 * torch.randn(3, 5, 11, generator=torch.Generator().manual_seed(103), dtype=torch.float64)
@@ -1086,13 +1079,9 @@ for _temperature, _k in [(t, k) for t in (1.0, 0.3, 1.7, 0.0) for k in (None, 1,
     _kept = _reference_probs(_zs, 1.0, _k).log()  # the kept logits, shifted
     _mistakes = {text: wrong(_kept, _temperature) for text, wrong in _TEMPERATURE_MISTAKES.items() if _temperature % 1}
     if _k is not None and _k < 10:
-        _mistakes["top-k keeps k + 1 tokens: keep exactly the k largest logits."] = _reference_probs(
-            _zs, _temperature, _k + 1
-        )
+        _mistakes["top-k keeps k + 1 tokens: keep exactly the k largest logits."] = _reference_probs(_zs, _temperature, _k + 1)  # fmt: skip
     _what = f"next_token_probs of (3, 5, 11) logits, temperature={_temperature}, top_k={_k}"
-    checks.expect_close(
-        next_token_probs(_zs, _temperature, _k), _reference_probs(_zs, _temperature, _k), _what, mistakes=_mistakes
-    )
+    checks.expect_close(next_token_probs(_zs, _temperature, _k), _reference_probs(_zs, _temperature, _k), _what, mistakes=_mistakes)  # fmt: skip
 checks.expect_close(next_token_probs(_zs[0, 0], 0.8, 3), _reference_probs(_zs[0, 0], 0.8, 3), "one row of shape (11,)")
 _two = torch.tensor([[0.5, 3.0, -2.0], [1.0, 1.5, 2.0]])
 checks.expect_close(next_token_probs(_two, top_k=1), [[0.0, 1, 0], [0, 0, 1]], "two rows with top_k=1")
@@ -1104,9 +1093,7 @@ _draws = sample_next(_logits[1].expand(20000, 6), 0.9, 3, torch.Generator().manu
 checks.expect(set(_draws.tolist()) <= {0, 1, 5}, "sample_next with top_k=3 drew a token outside the 3 most likely.")
 _mistakes = {"the samples ignore the temperature or top-k.": _reference_probs(_logits[1].double(), 1.0)}
 _freq, _want = torch.bincount(_draws, minlength=6).double() / 20000, _reference_probs(_logits[1].double(), 0.9, 3)
-checks.expect_close(
-    _freq, _want, "the frequencies of 20000 samples (temperature 0.9, top_k 3)", 0.02, mistakes=_mistakes
-)
+checks.expect_close(_freq, _want, "the frequencies of 20000 samples (temperature 0.9, top_k 3)", 0.02, mistakes=_mistakes)  # fmt: skip
 _free = sample_next(_logits, 1.0)
 checks.expect(tuple(_free.shape) == (2,) and _free.dtype == torch.long, "without a generator: int64 of shape (B,).")
 ### END HIDDEN TESTS
@@ -1346,11 +1333,9 @@ def attend_with_cache(mha, x_new, cache, mask=None):
 
 
 # %% tests="kv-cache-tests" points=4
-# Visible checks: a 2-token prompt, one token, 2 tokens at once (bottom-right mask), against attention recomputed; in
-# float64 with a batch of 2, and with allowed scores around -1e10. Every call's projected rows are counted.
+# Visible checks: prompt, 1 token, 2 at once (bottom-right mask); float64, batch of 2, scores near -1e10; rows counted.
 class _Projections(nn.Module):
-    """What attend_with_cache uses (like your MultiHeadAttention): num_heads, d_k and four layers; W_q, W_k and W_v
-    count the rows (tokens) they project. huge=True: W_q = -1e5 I, W_k = 1e5 I, so inputs in [1, 2] score near -1e10."""
+    """num_heads, d_k, W_q, W_k, W_v (each counts the rows it projects), W_o; huge: W_q = -1e5 I, W_k = 1e5 I."""
 
     def __init__(self, d_model, num_heads, seed, dtype=torch.float64, huge=False):
         super().__init__()
@@ -1361,8 +1346,7 @@ class _Projections(nn.Module):
             layer.rows = 0
             layer.register_forward_pre_hook(lambda m, args: setattr(m, "rows", m.rows + args[0].numel() // m.in_features))  # fmt: skip
             if huge and scale:
-                with torch.no_grad():
-                    layer.weight.copy_(scale * torch.eye(d_model)), layer.bias.zero_()
+                layer.weight.data.copy_(scale * torch.eye(d_model)), layer.bias.data.zero_()
 
     def forward(self, *args, **kwargs):
         raise AssertionError("attend_with_cache called mha(...): use its layers mha.W_q, mha.W_k, mha.W_v and mha.W_o instead (forward would compute keys and values for the new tokens only, and this test object has none).")  # fmt: skip
@@ -1375,8 +1359,7 @@ _RUNTIME_CAUSES = {  # what a RuntimeError says -> the slip that usually causes 
 }  # fmt: skip
 
 
-def _check_cache(mha, x, plan, atol, what):
-    """Feed x (B, T, d) to attend_with_cache in the chunks [start, stop) of `plan`; compare with attention recomputed."""
+def _check_cache(mha, x, plan, atol, what):  # x (B, T, d) fed in the chunks [start, stop) of `plan`, checked
     (B, T, d), h, dk, cache, projections = x.shape, mha.num_heads, mha.d_k, {}, (mha.W_q, mha.W_k, mha.W_v)
     with torch.no_grad():
         Q, K, Vv = (m(x).view(B, T, h, dk).transpose(1, 2) for m in projections)
@@ -1387,8 +1370,7 @@ def _check_cache(mha, x, plan, atol, what):
 
         for start, stop in plan:
             n, new, before = stop - start, slice(start, stop), [layer.rows for layer in projections]
-            causal = torch.ones(n, stop, dtype=torch.bool).tril(start)  # the bottom-right causal mask
-            tokens = f"tokens {start}–{stop - 1} ({what})"
+            causal, tokens = torch.ones(n, stop, dtype=torch.bool).tril(start), f"tokens {start}–{stop - 1} ({what})"
             try:
                 result = checks.call(attend_with_cache, mha, x[:, new], cache, causal if n > 1 else None)
             except RuntimeError as error:
@@ -1396,24 +1378,18 @@ def _check_cache(mha, x, plan, atol, what):
                 cause = next((why for key, why in _RUNTIME_CAUSES.items() if key in text), "")
                 raise AssertionError(f"{tokens}: attend_with_cache raised RuntimeError ({text[:120]}). {cause}") from None  # fmt: skip
             rows = [layer.rows - count for layer, count in zip(projections, before)]
-            checks.expect(min(rows) > 0, f"{tokens}: call the layers mha.W_q, mha.W_k and mha.W_v on the new tokens, mha.W_k(x_new) (the checks count the rows they project).")  # fmt: skip
-            checks.expect(max(rows) <= B * n, f"{tokens}: W_q, W_k, W_v projected {rows} rows for {B * n} new ones: the cache recomputes the earlier tokens' keys and values. Project only the new tokens; keep their keys and values.")  # fmt: skip
+            checks.expect(0 < min(rows) and max(rows) <= B * n, f"{tokens}: call the layers mha.W_q, mha.W_k and mha.W_v on the new tokens, mha.W_k(x_new) (the checks count the rows they project)." if min(rows) == 0 else f"{tokens}: W_q, W_k, W_v projected {rows} rows for {B * n} new ones: the cache recomputes the earlier tokens' keys and values. Project only the new tokens; keep their keys and values.")  # fmt: skip
             out, w = checks.output_and_weights(result, tokens, d, stop, "attend_with_cache")
             dtypes = {getattr(t, "dtype", None) for t in (cache.get("k"), cache.get("v"), out, w)}
             checks.expect(dtypes == {x.dtype}, f"{tokens}: cache['k'], cache['v'], the output and the weights must be {x.dtype} tensors, the model's number type.")  # fmt: skip
             everything = slice(0, stop)
             named = [
-                ("the new tokens attend only to themselves: the cache must keep the keys and values of the earlier "
-                 "calls.", start > 0, lambda: attend(new, new, causal[:, new])),
-                ("the new token does not attend to itself: append its key and value to the cache before computing "
-                 "the scores.", start > 0 and n == 1, lambda: attend(new, slice(0, start), causal[:, :start])),
-                ("the mask is ignored: the new tokens see each other's future; apply the mask to the scores.", n > 1,
-                 lambda: attend(new, everything, torch.ones_like(causal))),
+                ("the new tokens attend only to themselves: the cache must keep the keys and values of the earlier calls.", start > 0, lambda: attend(new, new, causal[:, new])),
+                ("the new token does not attend to itself: append its key and value to the cache before computing the scores.", start > 0 and n == 1, lambda: attend(new, slice(0, start), causal[:, :start])),
+                ("the mask is ignored: the new tokens see each other's future; apply the mask to the scores.", n > 1, lambda: attend(new, everything, torch.ones_like(causal))),
                 ("the mask is inverted: True means 'may attend'.", start > 0 and n > 1, lambda: attend(new, everything, ~causal)),
-                ("the new tokens' mask is aligned top-left (is_causal=True?): they are the newest tokens, use the "
-                 "bottom-right mask you are given.", start > 0 and n > 1, lambda: attend(new, everything, causal.tril(0))),
-                ("blocked scores are filled with a large finite number: here the allowed scores are lower still (about "
-                 "-1e10), so the blocked keys win. Fill with float('-inf').", n > 1, lambda: attend(new, everything, causal, -1e9)),
+                ("the new tokens' mask is aligned top-left (is_causal=True?): they are the newest tokens, use the bottom-right mask you are given.", start > 0 and n > 1, lambda: attend(new, everything, causal.tril(0))),
+                ("blocked scores are filled with a large finite number: here the allowed scores are lower still (about -1e10), so the blocked keys win. Fill with float('-inf').", n > 1, lambda: attend(new, everything, causal, -1e9)),
             ]  # fmt: skip
             mistakes = {text: wrong() for text, applies, wrong in named if applies}
             checks.expect_close(out, attend(new, everything, causal), f"the output, {tokens}", atol, mistakes=mistakes)
@@ -1430,10 +1406,9 @@ _x = torch.randn(2, 5, 8, generator=torch.Generator().manual_seed(6), dtype=torc
 _check_cache(_Projections(8, 2, seed=6), _x, [(0, 3), (3, 4), (4, 5)], 1e-10, "float64, a batch of 2")
 _check_cache(_Projections(8, 2, 7, huge=True), 1 + _x.abs().clamp(max=1), [(0, 3), (3, 5)], 1e-10, "scores near -1e10")
 ### BEGIN HIDDEN TESTS
-_mha = _Projections(48, 3, seed=5)  # d_k = 16, float64
-_x = torch.randn(2, 10, 48, generator=torch.Generator().manual_seed(104), dtype=torch.float64)
+_x = torch.randn(2, 10, 48, generator=torch.Generator().manual_seed(104), dtype=torch.float64)  # d_k = 16
 _plan = [(0, 4), (4, 5), (5, 6), (6, 9), (9, 10)]  # a prompt, two single tokens, a chunk of 3 (bottom-right mask), one
-_check_cache(_mha, _x, _plan, 1e-8, "float64, d_model = 48, 3 heads, batch of 2")
+_check_cache(_Projections(48, 3, seed=5), _x, _plan, 1e-8, "float64, d_model = 48, 3 heads, batch of 2")
 _check_cache(_Projections(48, 3, 5, huge=True), 1 + torch.rand_like(_x), _plan, 1e-8, "scores near -1e10, d_model = 48")
 ### END HIDDEN TESTS
 checks.passed("attend_with_cache")
