@@ -1632,7 +1632,7 @@ explorer
 # size the measured speed-up stays far below what counting the arithmetic predicts.
 #
 # We generate up to 256 characters greedily after a one-character prompt, with and without the cache,
-# timing every step (after an untimed warm-up): the best of three runs, then the median over 9 neighbouring
+# timing every step on one thread (after an untimed warm-up): the best of three runs, then the median over 9 neighbouring
 # steps, which removes the moments when other programs on the machine interrupted ours. Our trained model knows only `MAX_LEN` positions, so
 # the timing uses an **untrained** model with the same layers and a longer position table: the time of a
 # step depends on the shapes of the tensors, not on the values of the weights. Both ways must produce
@@ -1668,6 +1668,8 @@ def multiply_adds(T, cached, d=D_MODEL, d_ff=4 * D_MODEL, layers=N_LAYERS, vocab
 
 with model_code("attend_with_cache"):
     needs_model()
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)  # timed on one thread: waking a second costs more than these tiny steps (set back below)
     torch.manual_seed(1)
     timing_model = TinyDecoder(V, D_MODEL, N_HEADS, N_LAYERS, LONGEST + 1).eval()
     for use_cache in (False, True):
@@ -1756,6 +1758,7 @@ with model_code("attend_with_cache"):
         f"a cached step spends {ns_step:.1f} ns per multiply–add; a 256 × 256 matrix product on this machine "
         f"{ns_big:.2f} ns: the step's time is mostly the fixed cost of its many small operations, not arithmetic."
     )
+    torch.set_num_threads(threads)
 
 # %% [markdown]
 # **What the measurement shows.** The table and the top panel back the claim's first half: a
