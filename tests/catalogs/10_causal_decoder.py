@@ -158,6 +158,10 @@ EXERCISES = {
                 ),
                 "NaN or inf",
             ),
+            "`.view` after `.transpose` to merge the heads": (
+                _mha(o="        return self.W_o((w @ v).transpose(1, 2).view(B, T_q, d)), w\n"),
+                "`.view` after `.transpose`",
+            ),
             "detached output": (
                 _mha(o="        return self.W_o((w @ v).transpose(1, 2).reshape(B, T_q, d).detach()), w\n"),
                 "no gradient reaches",
@@ -252,6 +256,28 @@ EXERCISES = {
                 _probs(sample=_SAMPLE.replace("generator=generator", "")),
                 "seeded alike",
             ),
+            "sample_next reseeds the global generator and ignores the one it is given": (
+                _probs(
+                    sample=_SAMPLE.replace(
+                        "return torch.multinomial(probs, 1, generator=generator)",
+                        "torch.manual_seed(0)\n    return torch.multinomial(probs, 1)",
+                    )
+                ),
+                "generators seeded differently gave the same samples",
+            ),
+            "sample_next draws from a fixed generator of its own, whatever it is given": (
+                _probs(sample=_SAMPLE.replace("generator=generator", "generator=torch.Generator().manual_seed(0)")),
+                "generators seeded differently gave the same samples",
+            ),
+            "sample_next keeps one module-level generator and ignores the argument": (
+                "_OWN_GENERATOR = torch.Generator().manual_seed(0)\n"
+                + _probs(sample=_SAMPLE.replace("generator=generator", "generator=_OWN_GENERATOR")),
+                "seeded alike",
+            ),
+            "sample_next returns a 0-d tensor for one row (squeeze())": (
+                _probs(sample=_SAMPLE.replace(".squeeze(-1)", ".squeeze()")),
+                "not a 0-d tensor",
+            ),
             "sample_next samples at temperature 1 when asked for greedy": (
                 _probs(sample=_SAMPLE.replace("return logits.argmax(dim=-1)", "temperature = 1.0")),
                 "greedy never samples",
@@ -290,6 +316,15 @@ EXERCISES = {
                     "    z = logits / temperature\n    e = torch.exp(z - z.max(dim=-1, keepdim=True).values)\n"
                     "    return e / e.sum(dim=-1, keepdim=True)\n"
                 ),
+            ),
+            "inverse CDF: uniform numbers from the generator against the cumulative probabilities": _probs(
+                sample=(
+                    "def sample_next(logits, temperature=1.0, top_k=None, generator=None):\n"
+                    "    if temperature == 0:\n        return logits.argmax(dim=-1)\n"
+                    "    probs = next_token_probs(logits, temperature, top_k)\n"
+                    "    u = torch.rand(probs.shape[0], 1, generator=generator, dtype=probs.dtype)\n"
+                    "    return (probs.cumsum(-1) < u).sum(-1).clamp(max=probs.shape[-1] - 1)\n"
+                )
             ),
             "greedy sampling through the one-hot distribution": _probs(
                 sample=(
@@ -354,6 +389,31 @@ EXERCISES = {
                 "    return out, w\n",
                 "called mha",
             ),
+            "keeps the inputs and recomputes every key and value on each call": (
+                "def attend_with_cache(mha, x_new, cache, mask=None):\n"
+                "    B, T, d = x_new.shape\n"
+                "    x_all = torch.cat([cache['x'], x_new], dim=1) if 'x' in cache else x_new\n"
+                "    cache['x'] = x_all\n"
+                "    split = lambda t: t.view(B, t.shape[1], mha.num_heads, mha.d_k).transpose(1, 2)\n"
+                "    q, k, v = split(mha.W_q(x_new)), split(mha.W_k(x_all)), split(mha.W_v(x_all))\n"
+                "    cache['k'], cache['v'] = k, v\n" + _C_SCORES + _C_MASK + _C_OUT,
+                "recomputes the earlier tokens' keys and values",
+            ),
+            "projects with the weights directly, not through the layers": (
+                _cache(
+                    head=_C_HEAD.replace(
+                        "q, k, v = split(mha.W_q(x_new)), split(mha.W_k(x_new)), split(mha.W_v(x_new))",
+                        "q, k, v = (split(F.linear(x_new, m.weight, m.bias)) for m in (mha.W_q, mha.W_k, mha.W_v))",
+                    )
+                ),
+                "call the layers",
+            ),
+            "`.view` after `.transpose` to merge the heads": (
+                _cache(
+                    out="    w = torch.softmax(s, dim=-1)\n    return mha.W_o((w @ v).transpose(1, 2).view(B, T, d)), w\n"
+                ),
+                "`.view` after `.transpose`",
+            ),
             "mask inverted": (
                 _cache(mask="    if mask is not None:\n        s = s.masked_fill(mask, float('-inf'))\n"),
                 None,
@@ -399,7 +459,7 @@ EXERCISES = {
                         "    cache['k'], cache['v'] = k, v\n"
                     )
                 ),
-                None,
+                "append along the time axis",
             ),
         },
         "right": {
@@ -467,20 +527,27 @@ assert max(late) - min(late) < 0.05 and np.mean(losses[230:250]) - np.mean(losse
 # without the mask: copies (training loss far below), worse than the unigram when it must predict honestly
 assert cheat_train < 0.6 * np.mean(losses[80:100]) and cheat_train < np.mean(losses[-20:]) - 0.3
 assert cheat_honest > unigram_loss
-# section 4: the tail outside the top 5 is picked often together; greedy loops, temperature 1.5 drifts
+# section 4: the tail outside the top 5 is picked often together; greedy loops, temperature 1.5 drifts (greedy, and
+# the means over SEEDS seeds of the two sampled settings)
 assert tail > 0.02 and plain.topk(V).values[5] < 0.05
 assert fewest == "greedy" and least_real == "temperature 1.5"
 shares = [word_stats[label][0] for label, _, _ in sample_settings]
 assert shares[0] > shares[1] > shares[2], "the middle setting sits in between on the share of real words"
 # section 5: earlier keys do not change; cached = recomputed logits, far inside 1e-6 in float64
 assert with_cache == without and gaps[torch.float64] < 1e-10 < gaps[torch.float32]
-# section 7 and Q8's model answer: the speed-up is largest for the longest text, a few times, far below the counted
-# ratio (more than a hundred); a cached step hardly slows down, a recomputing one does; far slower per
-# multiply-add than one large matrix product
-assert speedup[LENGTHS[-1]] == max(speedup.values()) and 1.5 < speedup[LENGTHS[-1]] < 10, speedup
-assert counted[LENGTHS[-1]] > 100 and counted[LENGTHS[-1]] > 5 * speedup[LENGTHS[-1]]
-assert per_step[True][-16:].mean() < 2 * per_step[True][:16].mean() and per_step[False][-16:].mean() > 3 * per_step[False][:16].mean()
-assert ns_step > 10 * ns_big
+# section 7 and Q8's model answer. Timings: only ratios within this run, with margins that hold on other CPU code
+# paths and under load (measured 3.8-9.4 at n = 256 on three code paths, 11.9 under load; counted 142).
+# The speed-up is largest for the longest text and much smaller for the shortest; the counted ratio (exact) is more
+# than a hundred and more than four times the measured one
+assert speedup[LENGTHS[-1]] == max(speedup.values()) and speedup[LENGTHS[0]] < speedup[LENGTHS[-1]] / 1.5, speedup
+assert speedup[LENGTHS[-1]] > 1.5, "the cache makes generation faster"
+assert counted[LENGTHS[-1]] > 100 and counted[LENGTHS[-1]] > 4 * speedup[LENGTHS[-1]], (counted, speedup)
+# a recomputing step gets several times slower, a cached one far less, and less than its attention's 16-fold work
+grow_cache = per_step[True][-16:].mean() / per_step[True][:16].mean()
+grow_recompute = per_step[False][-16:].mean() / per_step[False][:16].mean()
+assert grow_recompute > 3 and grow_cache < grow_recompute / 2 and grow_cache < 4, (grow_cache, grow_recompute)
+# far slower per multiply-add than one large matrix product (more than ten times)
+assert ns_step > 10 * ns_big, (ns_step, ns_big)
 """
 NOT_MEASURED = {
     "16": "settings: 16 windows per step; T ≈ 16 and 256 are the lengths where steps are timed (256 / 16 = 16)",
@@ -494,4 +561,5 @@ NOT_MEASURED = {
     "256": "a setting: the longest generated text of section 7",
     "12": "a setting of Q5 (GPT-2 small's 12 blocks)",
     "100": "a setting of Q6",
+    "90": "the minimal path's expected minutes, counted from the lesson's words and exercise points, not measured by it",
 }
