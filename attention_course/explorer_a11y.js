@@ -1,7 +1,8 @@
 // Explorers that a keyboard and a screen reader can drive (shown once per explorer by attention_course.widgets; it
 // runs once per page). For every element of class ac-explorer, now and later:
-// - data-lm-suppress-shortcuts: JupyterLab (Lumino) leaves the keys pressed inside it alone, so plain arrow keys
-//   move a slider's handle and a drop-down's choice instead of moving to the next cell;
+// - data-lm-suppress-shortcuts: JupyterLab (Lumino) leaves the keys pressed inside it alone, and the keys that move a
+//   control go no further than the explorer, so plain arrow keys move a slider's handle and a drop-down's choice
+//   instead of moving to the next cell;
 // - every control is named after what it sets: a slider's handle by its label ("d_k"), announcing the value its
 //   label shows (the readout, rounded as shown, or a choice slider's option, not its position); the editable readout
 //   beside it is a text box "d_k, type a value"; the typing box of a choice is "d_k, or type a value";
@@ -58,11 +59,19 @@
     }
   };
 
+  const MOVING_KEYS = new Set(['ArrowUp', 'ArrowDown', 'ArrowLeft', 'ArrowRight', 'Home', 'End', 'PageUp',
+                               'PageDown', ' ', 'Enter']);
   const watched = new WeakSet();
   const watch = explorer => {
     fixExplorer(explorer);
     if (watched.has(explorer)) return;
     watched.add(explorer);
+    // the notebook's own key handler (bubbling, after the control's) would move focus away, e.g. ArrowDown on a
+    // drop-down in the last cell to the "add a cell" footer, before the drop-down changes: keys that move a control
+    // stop at the explorer
+    explorer.addEventListener('keydown', event => {
+      if (MOVING_KEYS.has(event.key)) event.stopPropagation();
+    });
     new MutationObserver(() => fixExplorer(explorer)).observe(explorer, {
       subtree: true, childList: true, characterData: true, attributes: true,
       attributeFilter: ['aria-valuenow'],

@@ -295,7 +295,7 @@ class ExplorerDriver:
                 self.page.keyboard.press(key)
                 what = f"pressing {key} on {label}"
             else:
-                text = self.typed_value(control, index)
+                text = self.typed_value(control, target)
                 self.page.keyboard.press("Control+A")
                 self.page.keyboard.type(text)
                 self.page.keyboard.press("Enter")
@@ -303,15 +303,11 @@ class ExplorerDriver:
             self.expect_redraw(before, what)
             self.announces_what_it_shows(index - 1 if control["kind"] == "readout" else index, what)
 
-    def typed_value(self, control, index):
+    def typed_value(self, control, target):
         """A value other than the current one: a readout's slider at a quarter or three quarters of its range, another
         option of a choice, a shorter (or doubled) text."""
         if control["kind"] == "readout":
-            slider = (
-                self.box.locator(".widget-slider")
-                .filter(has=self.box.locator(".widget-readout"))
-                .nth(sum(c["kind"] == "readout" for c in self.controls()[:index]))
-            )
+            slider = target.locator("xpath=ancestor::div[contains(@class, 'widget-slider')][1]")
             info = slider.evaluate(SLIDER_JS)
             steps = round((info["max"] - info["min"]) / info["step"])
             candidates = [info["min"] + round(steps * k) * info["step"] for k in (0.25, 0.75)]
