@@ -354,6 +354,9 @@ class ExplorerDriver:
                 f"{self.name} at {width} px: {alt[:60]!r} shown at {ratio:.2f}, {pt:.1f} pt"
             )
         self.box.screenshot(path=str(ARTIFACTS / f"{self.name}_at_{width}px.png"))
+        column = self.handle.evaluate("el => el.closest('.jp-OutputArea-output').clientWidth")
+        with open(ARTIFACTS / "columns.txt", "a") as out:  # the notebook column's width, for plots.COLUMN_1024_PX
+            out.write(f"{self.name} at {width} px: column {column} px\n")
         clipped = self.handle.evaluate(
             "el => Array.from(el.querySelectorAll('.widget-hbox, .widget-inline-hbox'))"
             ".filter(b => b.scrollWidth > b.clientWidth + 1).length"
