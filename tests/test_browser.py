@@ -282,10 +282,11 @@ class ExplorerDriver:
         visible = [i for i in range(targets.count()) if targets.nth(i).is_visible()]
         assert len(visible) == len(controls), f"{self.name}: {len(visible)} visible, {len(controls)} listed"
         targets.nth(visible[0]).focus()
-        for index, control in enumerate(self.controls()):
-            target, label = targets.nth(visible[index]), control["label"]
+        for index in range(len(controls)):
             if index:
                 self.page.keyboard.press("Tab")
+            control = self.controls()[index]  # as it is now: a change before may have changed it
+            target, label = targets.nth(visible[index]), control["label"]
             self.focus_ring(target, f"{label} ({control['kind']})")
             before = self.src()
             self.started = time.perf_counter()
