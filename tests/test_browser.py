@@ -129,6 +129,11 @@ def slug(text):
     return re.sub(r"[^A-Za-z0-9]+", "-", text).strip("-")[:30] or "control"
 
 
+def _rgb(css):
+    """(r, g, b) in 0..1 of a CSS rgb()/rgba() colour."""
+    return tuple(int(n) / 255 for n in re.findall(r"[\d.]+", css)[:3])
+
+
 class ExplorerDriver:
     """Change one explorer's controls the way a student does and check each redraw."""
 
@@ -364,11 +369,6 @@ class ExplorerDriver:
         )
         assert not clipped, f"{self.name} at {width} px: {clipped} control rows clipped"
         self.page.set_viewport_size({"width": 1280, "height": 800})
-
-
-def _rgb(css):
-    """(r, g, b) in 0..1 of a CSS rgb()/rgba() colour."""
-    return tuple(int(n) / 255 for n in re.findall(r"[\d.]+", css)[:3])
 
     def drive_all(self):
         self.box.scroll_into_view_if_needed()
