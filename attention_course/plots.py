@@ -210,13 +210,13 @@ def font_sizes(fig):
 
 
 LEAST_SHOWN_PT = 8  # the smallest text any reader sees: a browser may shrink a figure to its column, never below this
-COLUMN_1024_PX = 560  # the notebook column of JupyterLab at 1024 px with the file browser open (measured)
+COLUMN_1024_PX = 592  # the notebook column of JupyterLab at 1024 px with the file browser open (measured)
 
 
 def widest_px(min_pt):
     """The widest a figure whose smallest text is `min_pt` may be: at most COLUMN_PX (shown at its size at 1280 px),
     and so narrow that shrunk into the 1024-px column its smallest text still shows at LEAST_SHOWN_PT or more. A figure
-    with 9-pt text may be 630 px wide; with 10-pt text, 700 px."""
+    with 9-pt text may be 666 px wide; with 10-pt text, 740 px."""
     return min(COLUMN_PX, int(COLUMN_1024_PX * min_pt / LEAST_SHOWN_PT))
 
 
@@ -269,15 +269,12 @@ def _axis_data(ax, name):
 
 
 def _labelled_ticks(axis):
-    """Positions of the ticks of `axis` that show a label (after a draw)."""
+    """Positions of the ticks of `axis` that show a label (the ticks a draw would draw, major and minor)."""
     lo, hi = sorted(axis.get_view_interval())
-    found = []
-    major = (axis.get_majorticklocs(), axis.get_major_ticks())
-    for locs, ticks in (major, (axis.get_minorticklocs(), axis.get_minor_ticks())):
-        for loc, tick in zip(locs, ticks):
-            if tick.label1.get_visible() and tick.label1.get_text().strip() and lo <= loc <= hi:
-                found.append(loc)
-    return found
+    ticks = axis._update_ticks()  # noqa: SLF001 - the ticks in view with their labels, as a draw makes them
+    return [
+        t.get_loc() for t in ticks if t.label1.get_visible() and t.label1.get_text().strip() and lo <= t.get_loc() <= hi
+    ]
 
 
 def _one_unlabelled_side(ax, name):

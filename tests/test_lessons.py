@@ -145,7 +145,7 @@ def test_every_figure_has_alt_text_in_the_page(solved):
 def test_every_figure_fits_the_notebook_column(solved):
     """No figure is wider than JupyterLab's notebook column at 1280 px with the file browser open, so none is shrunk
     below 9 pt there (stack wide panels instead), and none is so wide that at 1024 px, shrunk to the column, its
-    smallest text shows below 8 pt (plots.widest_px: 630 px with 9-pt text, 700 px with 10-pt). Explorers are checked
+    smallest text shows below 8 pt (plots.widest_px: 666 px with 9-pt text, 740 px with 10-pt). Explorers are checked
     by the browser suite."""
     images, _ = _images(solved.nb)
     wide = [
