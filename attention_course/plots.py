@@ -255,10 +255,15 @@ RATIO_LABEL = re.compile(r"ratio|speed-?up|slow-?down|\u00d7|times (faster|slowe
 PROBLEMS = []  # what figure_problems found in each figure shown so far in this kernel: (its alt text, the problem)
 
 
+def _data_lines(ax):
+    """The lines of `ax` drawn in data coordinates (not guides such as axhline, whose x runs over the axes, 0 to 1)."""
+    return [line for line in ax.lines if line.get_transform() == ax.transData]
+
+
 def _axis_data(ax, name):
     """Every finite value of the x or y data of the lines and bars in `ax`."""
     values = []
-    for line in ax.lines:
+    for line in _data_lines(ax):
         values.append(np.asarray(line.get_xdata() if name == "x" else line.get_ydata(), dtype=float).ravel())
     for container in ax.containers:
         for patch in getattr(container, "patches", []):
@@ -296,7 +301,7 @@ def _hidden_series(ax):
     """Lines with no finite point inside the axes' view, and bar charts whose bars are all zero (they draw nothing)."""
     (x0, x1), (y0, y1) = sorted(ax.get_xlim()), sorted(ax.get_ylim())
     problems = []
-    for line in ax.lines:
+    for line in _data_lines(ax):
         if not line.get_visible():
             continue
         x = np.asarray(line.get_xdata(), dtype=float).ravel()

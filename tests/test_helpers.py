@@ -284,6 +284,8 @@ def test_figure_problems_find_hidden_series_and_ratio_axes_labelled_on_one_side_
     ax.set_ylabel("speed-up")
     assert any("labels only one side" in p for p in plots.figure_problems(fig))
     ax.set_yticks([0.9, 1, 1.5], ["0.9", "1", "1.5"])
+    ax.set_xscale("log")
+    ax.axhline(1, color="black")  # a guide: its x runs over the axes (0 to 1), not over the data
     assert plots.figure_problems(fig) == []
     fig, ax = plt.subplots()
     ax.plot([1, 2], [5, 6], label="gone")
