@@ -6,6 +6,7 @@ import base64
 import html
 import io
 import os
+import re
 
 import matplotlib.pyplot as plt
 import numpy as np
@@ -208,14 +209,37 @@ def font_sizes(fig):
     return [t.get_fontsize() for t in fig.findobj(Text) if t.get_visible() and t.get_text().strip()]
 
 
+LEAST_SHOWN_PT = 8  # the smallest text any reader sees: a browser may shrink a figure to its column, never below this
+COLUMN_1024_PX = 592  # the notebook column of JupyterLab at 1024 px with the file browser open (measured)
+
+
+def widest_px(min_pt):
+    """The widest a figure whose smallest text is `min_pt` may be: at most COLUMN_PX (shown at its size at 1280 px),
+    and so narrow that shrunk into the 1024-px column its smallest text still shows at LEAST_SHOWN_PT or more. A figure
+    with 9-pt text may be 666 px wide; with 10-pt text, 740 px."""
+    return min(COLUMN_PX, int(COLUMN_1024_PX * min_pt / LEAST_SHOWN_PT))
+
+
+def caption(alt):
+    """The caption under a figure: the first sentence of its alt text, which states the finding."""
+    match = re.match(r"\s*(.+?[.!?])(?=\s|$)", alt, re.S)
+    return (match[1] if match else alt).strip()
+
+
 def image_html(png, alt, width_px, height_px, min_pt=MIN_FONT_PT):
-    """An <img> that carries its alt text into the page (JupyterLab, Notebook 7, nbconvert's HTML, feedback pages),
-    shown at `width_px` x `height_px` CSS pixels whatever the image's own density. `min_pt`, the smallest text in the
-    image at that size, lets a browser test tell how small the text is as shown."""
+    """A <figure>: the <img> carries its alt text into the page (JupyterLab, Notebook 7, nbconvert's HTML, feedback
+    pages), shown at `width_px` x `height_px` CSS pixels whatever the image's own density, and under it the alt
+    text's first sentence (the finding, `caption`) as a caption every reader sees; screen readers read it once, in
+    the alt text (the caption is aria-hidden). `min_pt`, the smallest text in the image at that size, lets a browser
+    test tell how small the text is as shown."""
     data = base64.b64encode(png).decode("ascii")
+    shown = html.escape(caption(alt))
     return (
+        f'<figure class="ac-figure" style="margin:0 0 0.5em 0;max-width:{width_px}px">'
         f'<img src="data:image/png;base64,{data}" alt="{html.escape(alt, quote=True)}" '
         f'width="{width_px}" height="{height_px}" data-min-pt="{min_pt:g}" style="max-width:100%;height:auto">'
+        f'<figcaption aria-hidden="true" style="color:{TEXT};font-size:0.95em;margin-top:0.25em">{shown}</figcaption>'
+        "</figure>"
     )
 
 
@@ -224,6 +248,89 @@ def display_png(png, alt, width_px, height_px, min_pt=MIN_FONT_PT):
     from IPython.display import HTML, display
 
     display(HTML(image_html(png, alt, width_px, height_px, min_pt)), metadata={"alt": alt})
+
+
+# --- figures that hide no data (tests/test_lessons.py checks every figure and explorer setting) ---------------------
+RATIO_LABEL = re.compile(r"ratio|speed-?up|slow-?down|\u00d7|times (faster|slower|as)", re.I)
+PROBLEMS = []  # what figure_problems found in each figure shown so far in this kernel: (its alt text, the problem)
+
+
+def _data_lines(ax):
+    """The lines of `ax` drawn in data coordinates (not guides such as axhline, whose x runs over the axes, 0 to 1)."""
+    return [line for line in ax.lines if line.get_transform() == ax.transData]
+
+
+def _axis_data(ax, name):
+    """Every finite value of the x or y data of the lines and bars in `ax`."""
+    values = []
+    for line in _data_lines(ax):
+        values.append(np.asarray(line.get_xdata() if name == "x" else line.get_ydata(), dtype=float).ravel())
+    for container in ax.containers:
+        for patch in getattr(container, "patches", []):
+            box = patch.get_bbox()
+            values.append(np.array([box.x0, box.x1] if name == "x" else [box.y0, box.y1], dtype=float))
+    values = np.concatenate(values) if values else np.zeros(0)
+    return values[np.isfinite(values)]
+
+
+def _labelled_ticks(axis):
+    """Positions of the ticks of `axis` that show a label (the ticks a draw would draw, major and minor)."""
+    lo, hi = sorted(axis.get_view_interval())
+    ticks = axis._update_ticks()  # noqa: SLF001 - the ticks in view with their labels, as a draw makes them
+    return [
+        t.get_loc() for t in ticks if t.label1.get_visible() and t.label1.get_text().strip() and lo <= t.get_loc() <= hi
+    ]
+
+
+def _one_unlabelled_side(ax, name):
+    """A log or ratio axis whose data runs from below 1 to above 1, but which labels ticks on one side of 1 only."""
+    axis = ax.xaxis if name == "x" else ax.yaxis
+    label = axis.get_label().get_text() + " " + ax.get_title()
+    if axis.get_scale() != "log" and not RATIO_LABEL.search(label):
+        return None
+    data = _axis_data(ax, name)
+    if data.size == 0 or not (data.min() < 1 < data.max()):
+        return None
+    ticks = _labelled_ticks(axis)
+    if any(t < 1 for t in ticks) and any(t > 1 for t in ticks):
+        return None
+    return f"the {name} axis ({axis.get_label().get_text() or 'no label'}) spans 1 but labels only one side of it"
+
+
+def _hidden_series(ax):
+    """Lines with no finite point inside the axes' view, and bar charts whose bars are all zero (they draw nothing)."""
+    (x0, x1), (y0, y1) = sorted(ax.get_xlim()), sorted(ax.get_ylim())
+    problems = []
+    for line in _data_lines(ax):
+        if not line.get_visible():
+            continue
+        x = np.asarray(line.get_xdata(), dtype=float).ravel()
+        y = np.asarray(line.get_ydata(), dtype=float).ravel()
+        if x.size != y.size or x.size == 0:
+            continue
+        inside = np.isfinite(x) & np.isfinite(y) & (x >= x0) & (x <= x1) & (y >= y0) & (y <= y1)
+        if not inside.any():
+            problems.append(f"the line {line.get_label()!r} shows no point inside the axes")
+    for container in ax.containers:
+        patches = [p for p in getattr(container, "patches", []) if p.get_visible()]
+        if patches and all(p.get_height() == 0 or p.get_width() == 0 for p in patches):
+            problems.append(f"the bars {container.get_label()!r} are all zero: they draw nothing")
+    return problems
+
+
+def figure_problems(fig):
+    """What in a drawn figure hides data: a series that draws nothing, or a log or ratio axis that labels only one side
+    of 1 where its data crosses 1 (a slow-down could not be read). Draws the figure if it has no renderer yet."""
+    if getattr(fig.canvas, "renderer", None) is None and hasattr(fig.canvas, "draw"):
+        fig.canvas.draw()
+    problems = []
+    for ax in fig.axes:
+        if not ax.get_visible() or not ax.axison:
+            continue
+        title = ax.get_title() or ax.get_ylabel() or "an axes"
+        found = _hidden_series(ax) + [p for p in (_one_unlabelled_side(ax, n) for n in "xy") if p]
+        problems += [f"{title[:40]}: {p}" for p in found]
+    return problems
 
 
 def show(fig, alt, name=None):
@@ -239,6 +346,7 @@ def show(fig, alt, name=None):
         save(fig, name)
     buffer = io.BytesIO()
     fig.savefig(buffer, format="png", bbox_inches="tight", dpi=CSS_PX_PER_INCH * DENSITY)
+    PROBLEMS.extend((alt[:80], problem) for problem in figure_problems(fig))
     plt.close(fig)
     png = buffer.getvalue()
     width, height = png_size(png)

@@ -11,6 +11,7 @@ import html
 import io
 import json
 import time
+from pathlib import Path
 
 import ipywidgets as w
 import matplotlib.pyplot as plt
@@ -141,36 +142,12 @@ class TypeableChoice(w.HBox):
         self.entry.value = self.choice.label
 
 
-# ipywidgets' sliders (noUiSlider) give their handle no accessible name, and a SelectionSlider's handle announces the
-# option's position ("6") rather than its value ("64"). This script, shown once per explorer (JupyterLab runs scripts
-# of trusted outputs, and an explorer's own outputs are trusted), names every handle after its slider's label and
-# announces the label of the chosen option, and keeps doing so as handles move.
-A11Y_SCRIPT = """<script>
-(() => {
-  if (window.acExplorerA11y) return;
-  window.acExplorerA11y = true;
-  const label = slider => (slider.querySelector('.widget-label') || {}).textContent || 'value';
-  const fix = () => {
-    for (const handle of document.querySelectorAll('.ac-explorer .noUi-handle')) {
-      const slider = handle.closest('.widget-slider');
-      if (!slider) continue;
-      const name = label(slider).trim();
-      if (handle.getAttribute('aria-label') !== name) handle.setAttribute('aria-label', name);
-      const holder = slider.closest('.ac-typeable');
-      const list = holder && holder.querySelector('.ac-labels');
-      if (list) {
-        const text = JSON.parse(list.dataset.labels)[Math.round(Number(handle.getAttribute('aria-valuenow')))];
-        if (text !== undefined && handle.getAttribute('aria-valuetext') !== text) {
-          handle.setAttribute('aria-valuetext', text);
-        }
-      }
-    }
-  };
-  new MutationObserver(fix).observe(document.body, {subtree: true, childList: true, attributes: true,
-                                                    attributeFilter: ['aria-valuenow']});
-  fix();
-})();
-</script>"""
+# ipywidgets' sliders (noUiSlider) give their handle no accessible name, a SelectionSlider's handle announces the
+# option's position ("6") rather than its value ("64"), and JupyterLab takes the arrow keys pressed on a control. This
+# script (explorer_a11y.js), shown once per explorer (JupyterLab runs scripts of trusted outputs, and an explorer's own
+# outputs are trusted), keeps JupyterLab's shortcuts out of explorers, names every control after what it sets, keeps
+# what each announces equal to what its label shows, and outlines the focused control.
+A11Y_SCRIPT = f"<script>\n{(Path(__file__).with_name('explorer_a11y.js')).read_text()}</script>"
 
 
 def _message(text, colour="#0072B2"):

@@ -406,13 +406,47 @@ def shown_images(page, scope=".jp-Notebook .jp-OutputArea-output"):
     ]
 
 
-# Every slider handle of every explorer: its accessible name, what it announces, its track's width; and for a choice
-# slider the label its typing box shows (what the handle must announce).
-CONTROLS_JS = """() => Array.from(document.querySelectorAll('.ac-explorer .noUi-handle')).map(h => {
-  const slider = h.closest('.widget-slider'), holder = h.closest('.ac-typeable');
-  const entry = holder && holder.querySelector('.ac-type-entry input');
-  return {name: h.getAttribute('aria-label'), says: h.getAttribute('aria-valuetext'),
-          label: (slider.querySelector('.widget-label') || {}).textContent,
-          track: slider.querySelector('.noUi-base').getBoundingClientRect().width,
-          shows: entry ? entry.value : null};
-})"""
+# What a keyboard reaches in an explorer, in reading order: slider handles, editable readouts, text boxes, drop-downs.
+FOCUSABLE = ".noUi-handle, .widget-readout[contenteditable=true], input:not([type=hidden]), select, textarea, button"
+
+# Every control of one explorer (the element passed), in reading order: its kind, the label of the widget it belongs
+# to, its role and accessible name (aria-label, or the <label> that names it), what it announces (a handle's
+# aria-valuetext), what its label or box shows (a handle: its readout, or a choice's typing box), its value, and a
+# slider's track width.
+CONTROLS_JS = """(explorer, focusable) => {
+  const text = e => ((e || {}).textContent || '').trim();
+  return Array.from(explorer.querySelectorAll(focusable)).filter(c => c.offsetParent !== null).map(c => {
+    const slider = c.closest('.widget-slider'), holder = c.closest('.ac-typeable');
+    const widget = holder || slider || c.closest('.widget-inline-hbox') || c.parentElement;
+    const kind = c.classList.contains('noUi-handle') ? 'handle' : c.classList.contains('widget-readout') ? 'readout'
+      : c.tagName === 'SELECT' ? 'select' : holder ? 'entry' : 'text';
+    const labelFor = c.id ? document.querySelector(`label[for="${c.id}"]`) : null;
+    const readout = slider && slider.querySelector('.widget-readout');
+    const entry = holder && holder.querySelector('.ac-type-entry input');
+    const labels = holder && holder.querySelector('.ac-labels');
+    return {
+      kind, label: text(widget.querySelector('.widget-label')),
+      role: c.getAttribute('role') || {SELECT: 'combobox', INPUT: 'textbox', TEXTAREA: 'textbox'}[c.tagName] || '',
+      name: c.getAttribute('aria-label') || text(labelFor), says: c.getAttribute('aria-valuetext'),
+      shows: kind !== 'handle' ? null : entry ? entry.value : readout && readout.offsetParent ? text(readout) : null,
+      value: c.tagName === 'SELECT' ? text(c.options[c.selectedIndex]) : c.value !== undefined ? c.value : text(c),
+      at_end: kind === 'handle' ? c.getAttribute('aria-valuenow') === c.getAttribute('aria-valuemax')
+        : kind === 'select' ? c.selectedIndex === c.options.length - 1 : false,
+      options: labels ? JSON.parse(labels.dataset.labels)
+        : c.tagName === 'SELECT' ? Array.from(c.options).map(text) : null,
+      track: slider ? slider.querySelector('.noUi-base').getBoundingClientRect().width : null,
+    };
+  });
+}"""
+
+# The focused element: is it `element`, and its outline (style, width, colour) and the background it is drawn on.
+FOCUS_JS = """element => {
+  const style = getComputedStyle(element);
+  let back = element.parentElement, colour = 'rgb(255, 255, 255)';
+  for (; back; back = back.parentElement) {
+    const b = getComputedStyle(back).backgroundColor;
+    if (b && b !== 'transparent' && !/rgba\\(.*, 0\\)$/.test(b)) { colour = b; break; }
+  }
+  return {focused: document.activeElement === element, style: style.outlineStyle,
+          width: parseFloat(style.outlineWidth), colour: style.outlineColor, background: colour};
+}"""

@@ -11,7 +11,7 @@ explorer, the time from setting a value to the end of the redraw it triggers."""
 
 import time
 
-from attention_course import widgets
+from attention_course import plots, widgets
 
 _built = []
 _recording = False
@@ -77,6 +77,7 @@ def drive_one(explorer, changes, warmup):
         "redraw_seconds": [],
         "missed": 0,
         "statuses": [],
+        "problems": [],  # what hides data at a setting (plots.figure_problems), with the setting
     }
     for change in range(warmup + changes if driven else 0):
         name, control, values = driven[change % len(driven)]
@@ -93,8 +94,19 @@ def drive_one(explorer, changes, warmup):
         else:
             entry["missed"] += 1
         entry["statuses"].append(explorer.status)
+        entry["problems"] += hidden_data(explorer)
     entry["statuses"] = sorted(set(entry["statuses"]))
+    entry["problems"] = sorted(set(entry["problems"]))
     return entry
+
+
+def hidden_data(explorer):
+    """What the explorer's figure hides at its current setting (a series that draws nothing, a ratio axis labelled on
+    one side of 1), each with the setting: see plots.figure_problems."""
+    if explorer.status != "figure" or explorer._fig is None:
+        return []
+    setting = ", ".join(f"{name}={value!r}" for name, value in explorer.values().items())
+    return [f"{problem} (at {setting})" for problem in plots.figure_problems(explorer._fig)]
 
 
 def drive(changes=20, warmup=2):

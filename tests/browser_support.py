@@ -9,6 +9,8 @@ from course_dev.browser import (  # noqa: F401 - the tests import these from her
     CHROMIUM,
     CHROMIUM_ARGS,
     CONTROLS_JS,
+    FOCUS_JS,
+    FOCUSABLE,
     HOW_TO_ENABLE,
     REDRAW_TIMEOUT_MS,
     JupyterLab,

@@ -26,6 +26,8 @@ import pytest
 from browser_support import (
     ARTIFACTS,
     CONTROLS_JS,
+    FOCUS_JS,
+    FOCUSABLE,
     REDRAW_TIMEOUT_MS,
     JupyterLab,
     NotebookPage,
@@ -34,6 +36,8 @@ from browser_support import (
     shown_images,
 )
 from harness import BROWSER_LESSON_FOR_KIND, LESSONS, read, solution_path, student_path
+
+from attention_course.plots import LEAST_SHOWN_PT, caption, contrast
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.xdist_group("browser")]
 
@@ -113,9 +117,11 @@ def open_notebook(browser, lab):
 
 # --- reading and changing an explorer ------------------------------------------------------
 
-IMG_SRC_JS = "el => { const i = el.querySelector('.widget-output img'); return i ? i.getAttribute('src') : ''; }"
-REDRAWN_JS = """([el, before]) => { const i = el.querySelector('.widget-output img');
-                                     return !!i && i.getAttribute('src') !== before; }"""
+# The figure as shown: its image and its alt text (a change may leave the pixels alone, e.g. top-k above the number of
+# characters, but it is then said in the alt text and caption).
+IMG_SRC_JS = """el => { const i = el.querySelector('.widget-output img');
+                        return i ? i.getAttribute('src') + '|' + i.getAttribute('alt') : ''; }"""
+REDRAWN_JS = f"""([el, before]) => ({IMG_SRC_JS})(el) !== '' && ({IMG_SRC_JS})(el) !== before"""
 SLIDER_JS = """el => { const s = el.querySelector('.noUi-target').noUiSlider;
                        return {min: s.options.range.min, max: s.options.range.max, step: s.options.step,
                                value: Number(s.get())}; }"""
@@ -123,6 +129,11 @@ SLIDER_JS = """el => { const s = el.querySelector('.noUi-target').noUiSlider;
 
 def slug(text):
     return re.sub(r"[^A-Za-z0-9]+", "-", text).strip("-")[:30] or "control"
+
+
+def _rgb(css):
+    """(r, g, b) in 0..1 of a CSS rgb()/rgba() colour."""
+    return tuple(int(n) / 255 for n in re.findall(r"[\d.]+", css)[:3])
 
 
 class ExplorerDriver:
@@ -244,18 +255,120 @@ class ExplorerDriver:
             self.expect_redraw(before, f"typing {text!r} into {label}")
             assert entry.input_value() == text, f"{self.name}: {label} shows {entry.input_value()!r}, not {text!r}"
 
+    def controls(self):
+        return self.handle.evaluate(CONTROLS_JS, FOCUSABLE)
+
+    def focus_ring(self, target, label):
+        """The focused control shows an outline at least 2 px wide and 3:1 against what it is drawn on."""
+        ring = target.evaluate(FOCUS_JS)
+        assert ring["focused"], f"{self.name}: Tab did not reach {label!r} in reading order"
+        colour, background = (_rgb(ring["colour"]), _rgb(ring["background"]))
+        assert ring["style"] not in ("none", "hidden") and ring["width"] >= 2, f"{self.name}: {label!r} focus: {ring}"
+        assert contrast(colour, background) >= 3, f"{self.name}: {label!r} focus outline {ring} is under 3:1"
+
+    def announces_what_it_shows(self, index, what):
+        """After a change, the handle of control `index` announces what its label shows (polled: the page's script
+        updates it after the widget)."""
+        try:
+            self.page.wait_for_function(
+                f"([el, focusable, i]) => {{ const c = ({CONTROLS_JS})(el, focusable)[i];"
+                " return c.shows === null || c.says === c.shows; }",
+                arg=[self.handle, FOCUSABLE, index],
+                timeout=5_000,
+            )
+        except Exception as error:
+            raise AssertionError(f"{self.name}: after {what}: {self.controls()[index]}") from error
+
+    def drive_by_keyboard(self):
+        """Plain keys only: focus the first control, then Tab through every control in reading order; on each, an
+        arrow key (handles, drop-downs) or a typed value + Enter (readouts, typing boxes, text boxes) redraws the
+        figure, and every handle then announces what its label shows."""
+        targets = self.box.locator(FOCUSABLE)
+        controls = self.controls()
+        assert controls, f"{self.name}: nothing to reach with the keyboard"
+        visible = [i for i in range(targets.count()) if targets.nth(i).is_visible()]
+        assert len(visible) == len(controls), f"{self.name}: {len(visible)} visible, {len(controls)} listed"
+        targets.nth(visible[0]).focus()
+        for index in range(len(controls)):
+            if index:
+                self.page.keyboard.press("Tab")
+            control = self.controls()[index]  # as it is now: a change before may have changed it
+            target, label = targets.nth(visible[index]), control["label"]
+            self.focus_ring(target, f"{label} ({control['kind']})")
+            before = self.src()
+            self.started = time.perf_counter()
+            if control["kind"] in ("handle", "select"):
+                key = ("ArrowLeft" if control["kind"] == "handle" else "ArrowUp") if control["at_end"] else None
+                key = key or ("ArrowRight" if control["kind"] == "handle" else "ArrowDown")
+                self.page.keyboard.press(key)
+                what = f"pressing {key} on {label}"
+            else:
+                text = self.typed_value(control, target)
+                self.page.keyboard.press("Control+A")
+                self.page.keyboard.type(text)
+                self.page.keyboard.press("Enter")
+                what = f"typing {text} + Enter into {control['name']}"
+            self.expect_redraw(before, what)
+            self.announces_what_it_shows(index - 1 if control["kind"] == "readout" else index, what)
+
+    def typed_value(self, control, target):
+        """A value other than the current one: a readout's slider at a quarter or three quarters of its range, another
+        option of a choice, a shorter (or doubled) text."""
+        if control["kind"] == "readout":
+            slider = target.locator("xpath=ancestor::div[contains(@class, 'widget-slider')][1]")
+            info = slider.evaluate(SLIDER_JS)
+            steps = round((info["max"] - info["min"]) / info["step"])
+            candidates = [info["min"] + round(steps * k) * info["step"] for k in (0.25, 0.75)]
+            target = max(candidates, key=lambda v: abs(v - info["value"]))
+            decimals = len(control["value"].partition(".")[2])
+            return f"{target:.{decimals}f}"
+        if control["kind"] == "entry" and control["options"]:
+            return next(o for o in control["options"] if o.strip() != control["value"].strip()).strip()
+        start = control["value"]
+        return start[: max(1, len(start) // 2)] if len(start) > 1 else start + start
+
     def check_accessible(self):
-        """Every handle is named after its slider and announces the real value (a choice slider's label, not its
-        position); every track is at least 150 px wide; the figure is shown at its size; axe finds nothing serious."""
-        for control in self.page.evaluate(CONTROLS_JS):
-            assert control["name"] and control["name"].strip() == control["label"].strip(), control
-            assert control["track"] >= 150, f"{self.name}: the track of {control['label']!r} is {control['track']} px"
-            if control["shows"] is not None:
-                assert control["says"] == control["shows"], f"{self.name}: the handle announces {control['says']!r}"
+        """Every control has a role and a name saying what it sets: a handle is named after its slider and announces
+        what its label shows (a readout's rounded value, a choice's option: never its position nor 1.0000000000000002),
+        a readout is a text box "<label>, type a value", a typing box "<label>, or type a value", a drop-down or text
+        box is named by its label. Every track is at least 150 px wide; the figure is shown at its size with its
+        caption, the alt text's first sentence; axe finds nothing serious."""
+        for control in self.controls():
+            kind, label, name = control["kind"], control["label"], control["name"]
+            assert control["role"] in {"handle": ("slider",), "select": ("combobox", "listbox")}.get(kind, ("textbox",))
+            expected = {"readout": f"{label}, type a value", "entry": f"{label}, or type a value"}.get(kind, label)
+            assert label and name == expected, f"{self.name}: {kind} named {name!r}, not {expected!r}: {control}"
+            if kind == "handle":
+                assert control["track"] >= 150, f"{self.name}: the track of {label!r} is {control['track']} px"
+                assert control["says"] and not re.search(r"\d\.\d{5,}", control["says"]), control
+                if control["shows"] is not None:
+                    assert control["says"] == control["shows"], f"{self.name}: the handle announces {control}"
+        for figure in self.box.locator("figure").all():
+            alt = figure.locator("img").get_attribute("alt")
+            assert figure.locator("figcaption").inner_text().strip() == caption(alt), f"{self.name}: caption vs {alt}"
         for alt, ratio, pt in shown_images(self.page, ".ac-explorer"):
             assert alt and ratio >= 0.9 and pt >= 8.95, f"{self.name}: {alt[:60]!r} shown at {ratio:.2f}, {pt:.1f} pt"
         violations = axe_violations(self.page, [[".ac-explorer"]])
         assert not violations, f"{self.name}: {violations}"
+
+    def check_reading_at(self, width):
+        """At a viewport `width` px wide (the file browser open): no text of the explorer's figure shows below
+        LEAST_SHOWN_PT, and the controls wrap rather than clip."""
+        self.page.set_viewport_size({"width": width, "height": 800})
+        self.page.wait_for_timeout(300)
+        self.box.scroll_into_view_if_needed()
+        self.box.screenshot(path=str(ARTIFACTS / f"{self.name}_at_{width}px.png"))
+        column = self.handle.evaluate("el => el.closest('.jp-OutputArea-output').clientWidth")
+        with open(ARTIFACTS / "columns.txt", "a") as out:  # the notebook column's width, for plots.COLUMN_1024_PX
+            out.write(f"{self.name} at {width} px: column {column} px\n")
+        for alt, ratio, pt in shown_images(self.page, ".ac-explorer"):
+            shown = f"{alt[:60]!r} shown at {ratio:.2f} of its size, {pt:.1f} pt (column {column} px)"
+            assert pt >= LEAST_SHOWN_PT - 0.05, f"{self.name} at {width} px: {shown}"
+        clipped = self.handle.evaluate(
+            "el => Array.from(el.querySelectorAll('.widget-hbox, .widget-inline-hbox'))"
+            ".filter(b => b.scrollWidth > b.clientWidth + 1).length"
+        )
+        assert not clipped, f"{self.name} at {width} px: {clipped} control rows clipped"
 
     def drive_all(self):
         self.box.scroll_into_view_if_needed()
@@ -287,16 +400,26 @@ def test_every_explorer_responds_in_jupyterlab(lesson, solution_page, record_pro
     record_property("notebook_seconds", (f"{lesson} (Chromium, Run All, next one overlapping)", seconds))
     assert not notebook.stderr_outputs(), f"Run All printed errors: {notebook.stderr_outputs()}"
     boxes = notebook.explorers(explore_calls(solution_path(lesson)))
+    too_small = []
     for number, box in enumerate(boxes, 1):
         driver = ExplorerDriver(notebook, box, lesson, number)
+        driver.drive_by_keyboard()
         driver.drive_all()
         driver.check_accessible()
+        for width in (1024, 1280):  # every explorer is driven before a figure too wide for 1024 px fails the test
+            try:
+                driver.check_reading_at(width)
+            except AssertionError as error:
+                too_small.append(str(error).splitlines()[0])
+            finally:
+                notebook.page.set_viewport_size({"width": 1280, "height": 800})
         milliseconds = sorted(1000 * seconds for _, seconds in driver.timings)
         record_property(
             "browser_redraw_ms",
             (driver.name, milliseconds[len(milliseconds) // 2], milliseconds[-1], len(milliseconds)),
         )
     assert not notebook.page_errors, f"JavaScript errors in the page: {notebook.page_errors}"
+    assert not too_small, "text too small as shown: " + "; ".join(too_small)
     notebook.close()
 
 

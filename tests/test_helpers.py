@@ -264,9 +264,10 @@ def test_show_puts_alt_text_into_the_page_at_double_density_and_refuses_tiny_tex
     monkeypatch.setattr("IPython.display.display", lambda obj, **kw: shown.append(obj))
     fig, ax = plt.subplots(figsize=(5, 2.5))
     ax.set_title("a title")
-    plots.show(fig, alt='an "empty" plot <1>')
+    plots.show(fig, alt='an "empty" plot <1>. It has a title.')
     page = shown[0].data
-    assert page.startswith("<img ") and 'alt="an &quot;empty&quot; plot &lt;1&gt;"' in page
+    assert page.startswith("<figure ") and 'alt="an &quot;empty&quot; plot &lt;1&gt;. It has a title."' in page
+    assert '<figcaption aria-hidden="true"' in page and ">an &quot;empty&quot; plot &lt;1&gt;.</figcaption>" in page
     width = int(re.search(r'width="(\d+)"', page)[1])
     png = base64.b64decode(re.search(r"base64,([^\"]+)", page)[1])
     assert abs(plots.png_size(png)[0] - plots.DENSITY * width) <= 1, "drawn at twice the size it is shown"
@@ -275,6 +276,26 @@ def test_show_puts_alt_text_into_the_page_at_double_density_and_refuses_tiny_tex
     ax.text(0, 0, "tiny", fontsize=6)
     with pytest.raises(ValueError, match="at least 9 pt"):
         plots.show(fig, alt="tiny text")
+
+
+def test_figure_problems_find_hidden_series_and_ratio_axes_labelled_on_one_side_of_1():
+    fig, ax = plt.subplots()
+    ax.plot([1, 2, 3], [0.9, 1, 1.5], label="speed")
+    ax.set_yscale("log")
+    ax.set_ylabel("speed-up")
+    assert any("labels only one side" in p for p in plots.figure_problems(fig))
+    ax.set_yticks([0.9, 1, 1.5], ["0.9", "1", "1.5"])
+    ax.set_xscale("log")
+    ax.axhline(1, color="black")  # a guide: its x runs over the axes (0 to 1), not over the data
+    assert plots.figure_problems(fig) == []
+    fig, ax = plt.subplots()
+    ax.plot([1, 2], [5, 6], label="gone")
+    ax.set_ylim(0, 1)
+    ax.bar([1, 2], [0, 0], label="zeros")
+    found = plots.figure_problems(fig)
+    assert len(found) == 2 and "'gone'" in found[0] and "all zero" in found[1], found
+    assert plots.caption("Scaling keeps 0.13 of it. Two histograms.") == "Scaling keeps 0.13 of it."
+    assert plots.widest_px(9) == 666 and plots.widest_px(12) == plots.COLUMN_PX
 
 
 def test_palette_names_meanings_and_text_colours_are_readable():
