@@ -45,3 +45,43 @@ class LiveKernel(kernel.LiveKernel):
         super().__enter__()
         self.run(widget_driver.RECORD_SOURCE)
         return self
+
+
+# Issue 33's figure rules (plots.figure_problems: no series hidden, ratio and log axes labelled on both sides of 1;
+# plots.widest_px: no text below 8 pt at 1024 px) hold for every lesson not listed here. The figures listed still
+# break them (measured 2026-12-02); their tests are expected failures for these lessons only, and pass everywhere
+# else. Remove a lesson once its figures are fixed (the test then must pass).
+FIGURE_RULES_NOT_YET_MET = {
+    "hides no data": {
+        "00_pytorch_primer",
+        "01_why_attention",
+        "02_dot_product",
+        "03_scaling",
+        "07_positional_encoding",
+        "09_tiny_transformer",
+    },
+    "fits 1024 px": {
+        "01_why_attention",
+        "03_scaling",
+        "04_softmax",
+        "05_qkv_projections",
+        "06_multi_head",
+        "07_positional_encoding",
+        "08_residual_layernorm",
+        "09_tiny_transformer",
+        "10_causal_decoder",
+        "11_attention_at_scale",
+    },
+}
+
+
+def expect_figure_rule(rule, lesson, check):
+    """Run `check` (which asserts `rule`); for a lesson listed as not meeting it yet, its failure is expected."""
+    import pytest
+
+    if lesson not in FIGURE_RULES_NOT_YET_MET[rule]:
+        return check()
+    try:
+        check()
+    except AssertionError as error:
+        pytest.xfail(f"{lesson} does not meet '{rule}' yet (issue 33): {str(error)[:300]}")

@@ -35,7 +35,7 @@ from browser_support import (
     require_browser,
     shown_images,
 )
-from harness import BROWSER_LESSON_FOR_KIND, LESSONS, read, solution_path, student_path
+from harness import BROWSER_LESSON_FOR_KIND, LESSONS, expect_figure_rule, read, solution_path, student_path
 
 from attention_course.plots import LEAST_SHOWN_PT, caption, contrast
 
@@ -419,8 +419,12 @@ def test_every_explorer_responds_in_jupyterlab(lesson, solution_page, record_pro
             (driver.name, milliseconds[len(milliseconds) // 2], milliseconds[-1], len(milliseconds)),
         )
     assert not notebook.page_errors, f"JavaScript errors in the page: {notebook.page_errors}"
-    assert not too_small, "text too small as shown: " + "; ".join(too_small)
     notebook.close()
+
+    def readable():
+        assert not too_small, "text too small as shown: " + "; ".join(too_small)
+
+    expect_figure_rule("fits 1024 px", lesson, readable)
 
 
 @pytest.mark.skipif(STUDENT_LESSON is None, reason="no lesson has an explorer yet")

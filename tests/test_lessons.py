@@ -19,6 +19,7 @@ from harness import (
     describe,
     errors,
     exercises,
+    expect_figure_rule,
     grade_id,
     is_answer,
     is_test,
@@ -85,10 +86,16 @@ def test_solution_widgets_draw(solved):
 def test_every_control_of_every_explorer_redraws_it(solved):
     """Each control of each explorer, set twice to other values in its range: each change redraws the figure."""
     turns = max(solved.value(f"[len(e.controls) for e in {DRIVER}.explorers()]"))
-    for report in solved.value(f"{DRIVER}.drive(changes={2 * turns}, warmup=0)"):
+    reports = solved.value(f"{DRIVER}.drive(changes={2 * turns}, warmup=0)")
+    for report in reports:
         assert report["missed"] == 0 and len(report["seconds"]) == 2 * turns, report
         assert report["statuses"] == ["figure"], report
-        assert not report["problems"], f"explorer {report['explorer']} hides data: {report['problems']}"
+
+    def no_hidden_data():
+        for report in reports:
+            assert not report["problems"], f"explorer {report['explorer']} hides data: {report['problems']}"
+
+    expect_figure_rule("hides no data", solved.lesson, no_hidden_data)
 
 
 @pytest.mark.parametrize("lesson", lesson_params())
@@ -96,7 +103,11 @@ def test_figures_hide_no_data(solved):
     """No figure draws a series that shows nothing, and a log or ratio axis whose data crosses 1 labels both sides of
     1 (plots.figure_problems, run on every figure plots.show shows; explorers at every setting driven above)."""
     problems = solved.value("__import__('attention_course').plots.PROBLEMS")
-    assert not problems, "figures that hide data (alt text, what): " + "; ".join(map(str, problems))
+
+    def no_hidden_data():
+        assert not problems, "figures that hide data (alt text, what): " + "; ".join(map(str, problems))
+
+    expect_figure_rule("hides no data", solved.lesson, no_hidden_data)
 
 
 @pytest.mark.parametrize("lesson", lesson_params())
@@ -147,6 +158,10 @@ def test_every_figure_fits_the_notebook_column(solved):
     below 9 pt there (stack wide panels instead), and none is so wide that at 1024 px, shrunk to the column, its
     smallest text shows below 8 pt (plots.widest_px: 666 px with 9-pt text, 740 px with 10-pt). Explorers are checked
     by the browser suite."""
+    expect_figure_rule("fits 1024 px", solved.lesson, lambda: _figures_fit(solved))
+
+
+def _figures_fit(solved):
     images, _ = _images(solved.nb)
     wide = [
         (i, int(a["width"]), float(a.get("data-min-pt", 9)))
