@@ -97,3 +97,13 @@ def test_built_notebooks_say_which_file_to_edit(lesson):
     source = f"solutions/{lesson}/{lesson}.py"
     assert nb["metadata"]["attention_course"]["edit"] == source
     assert source in "".join(nb["cells"][0]["source"]).splitlines()[0]
+
+
+def test_every_lesson_has_claims_that_compile():
+    """A lesson's claims are a file of their own (tests/claims/<lesson>.py, linted by ruff), not a string."""
+    import catalog_tools
+    from harness import LESSONS
+
+    for lesson in LESSONS:
+        path = catalog_tools.CLAIMS / f"{lesson}.py"
+        compile(path.read_text(), str(path), "exec")

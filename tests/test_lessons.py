@@ -248,8 +248,9 @@ def test_figures_reach_every_reader_in_jupyterlab_and_html(solved, reading_lab, 
 
 def _assert_claims_hold(kernel, lesson):
     catalog = runpy.run_path(str(CATALOGS / f"{lesson}.py"))
-    assert catalog.get("CLAIMS"), "no CLAIMS in this lesson's catalog"
-    outputs = kernel.run(catalog_tools.CLAIM_TOOLS + "\n" + catalog["CLAIMS"])
+    claims = catalog_tools.CLAIMS / f"{lesson}.py"
+    assert claims.is_file(), f"no claims for this lesson: write {claims}"
+    outputs = kernel.run((catalog_tools.CLAIMS / "_tools.py").read_text() + "\n" + claims.read_text())
     assert not errors(outputs) and not stderr(outputs), describe(outputs)
     claimed = kernel.value("sorted(_claimed)")
     prose = [c.source for c in kernel.nb.cells if c.cell_type == "markdown"]
@@ -259,10 +260,10 @@ def _assert_claims_hold(kernel, lesson):
 
 @pytest.mark.parametrize("lesson", lesson_params())
 def test_claims_in_the_prose_hold(solved):
-    """Every catalog defines CLAIMS: test-only code, run in the solved kernel, that asserts what the lesson's prose,
-    model answers and rubrics say about its own measurements (kept out of the notebook, where a student's run could
-    trip it). Every number written in the prose is asserted there with `claim("0.13", value)`, or listed in the
-    catalog's NOT_MEASURED with why (a parameter, a definition, a date)."""
+    """Every lesson has claims (tests/claims/<lesson>.py): test-only code, run in the solved kernel, that asserts what
+    the lesson's prose, model answers and rubrics say about its own measurements (kept out of the notebook, where a
+    student's run could trip it). Every number written in the prose is asserted there with `claim("0.13", value)`,
+    or listed in the catalog's NOT_MEASURED with why (a parameter, a definition, a date)."""
     _assert_claims_hold(solved, solved.lesson)
 
 
