@@ -61,6 +61,7 @@ FIGURE_RULES_NOT_YET_MET = {
         "09_tiny_transformer",
     },
     "fits 1024 px": {
+        "00_pytorch_primer",
         "01_why_attention",
         "03_scaling",
         "04_softmax",
