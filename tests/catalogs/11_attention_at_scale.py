@@ -14,6 +14,17 @@ def update(l_new, new_max=NEW_MAX, shift=SHIFT, tail="    return m_new, l_new\n"
 
 RIGHT_L = "l * np.exp(m - shift) + np.exp(s - shift[..., None]).sum(axis=-1)"
 
+# How the variants below that make more than one pass start: query blocks with their running m and l.
+_QUERY_BLOCKS = (
+    "def tiled_attention(Q, K, V, block_size, causal=False, return_lse=False):\n"
+    "    T_q, T_k, d_k = Q.shape[-2], K.shape[-2], Q.shape[-1]\n"
+    "    out, lse = np.empty(Q.shape[:-1] + V.shape[-1:]), np.empty(Q.shape[:-1])\n"
+    "    for i0 in range(0, T_q, block_size):\n"
+    "        q = Q[..., i0:i0 + block_size, :] / np.sqrt(d_k)\n"
+    "        rows = np.arange(i0, i0 + q.shape[-2])\n"
+    "        m, l = np.full(q.shape[:-1], -np.inf), np.zeros(q.shape[:-1])\n"
+)
+
 TILED = """def tiled_attention(Q, K, V, block_size, causal=False, return_lse=False):
     T_q, T_k, d_k = Q.shape[-2], K.shape[-2], Q.shape[-1]
     out, lse = np.empty(Q.shape[:-1] + V.shape[-1:]), np.empty(Q.shape[:-1])
@@ -281,14 +292,7 @@ EXERCISES = {
             "return_lse ignored": (tiled(ret="out"), "(output, lse) with return_lse=True"),
             "returns (output, None)": (tiled(ret="(out, lse if return_lse else None)"), "only the output"),
             "two passes per query block, the second over a whole (block_size, T_k) row of scores (no running Õ)": (
-                "def tiled_attention(Q, K, V, block_size, causal=False, return_lse=False):\n"
-                "    T_q, T_k, d_k = Q.shape[-2], K.shape[-2], Q.shape[-1]\n"
-                "    out, lse = np.empty(Q.shape[:-1] + V.shape[-1:]), np.empty(Q.shape[:-1])\n"
-                "    for i0 in range(0, T_q, block_size):\n"
-                "        q = Q[..., i0:i0 + block_size, :] / np.sqrt(d_k)\n"
-                "        rows = np.arange(i0, i0 + q.shape[-2])\n"
-                "        m, l = np.full(q.shape[:-1], -np.inf), np.zeros(q.shape[:-1])\n"
-                "        for j0 in range(0, T_k, block_size):\n"
+                _QUERY_BLOCKS + "        for j0 in range(0, T_k, block_size):\n"
                 "            if causal and j0 > rows[-1]:\n"
                 "                break\n"
                 "            s = q @ np.swapaxes(K[..., j0:j0 + block_size, :], -1, -2)\n"
@@ -304,14 +308,7 @@ EXERCISES = {
                 "Two passes over the keys",
             ),
             "two passes over the tiles: m and l first, then the output with the final m and l (no running Õ)": (
-                "def tiled_attention(Q, K, V, block_size, causal=False, return_lse=False):\n"
-                "    T_q, T_k, d_k = Q.shape[-2], K.shape[-2], Q.shape[-1]\n"
-                "    out, lse = np.empty(Q.shape[:-1] + V.shape[-1:]), np.empty(Q.shape[:-1])\n"
-                "    for i0 in range(0, T_q, block_size):\n"
-                "        q = Q[..., i0:i0 + block_size, :] / np.sqrt(d_k)\n"
-                "        rows = np.arange(i0, i0 + q.shape[-2])\n"
-                "        m, l = np.full(q.shape[:-1], -np.inf), np.zeros(q.shape[:-1])\n"
-                "        scores = []\n"
+                _QUERY_BLOCKS + "        scores = []\n"
                 "        for j0 in range(0, T_k, block_size):\n"
                 "            if causal and j0 > rows[-1]:\n"
                 "                break\n"
@@ -395,14 +392,7 @@ EXERCISES = {
                 "    return (out, np.concatenate(lses, axis=-1)) if return_lse else out\n"
             ),
             "key blocks in reverse order (the online softmax does not care)": (
-                "def tiled_attention(Q, K, V, block_size, causal=False, return_lse=False):\n"
-                "    T_q, T_k, d_k = Q.shape[-2], K.shape[-2], Q.shape[-1]\n"
-                "    out, lse = np.empty(Q.shape[:-1] + V.shape[-1:]), np.empty(Q.shape[:-1])\n"
-                "    for i0 in range(0, T_q, block_size):\n"
-                "        q = Q[..., i0:i0 + block_size, :] / np.sqrt(d_k)\n"
-                "        rows = np.arange(i0, i0 + q.shape[-2])\n"
-                "        m, l = np.full(q.shape[:-1], -np.inf), np.zeros(q.shape[:-1])\n"
-                "        O = np.zeros(q.shape[:-1] + V.shape[-1:])\n"
+                _QUERY_BLOCKS + "        O = np.zeros(q.shape[:-1] + V.shape[-1:])\n"
                 "        for j0 in reversed(range(0, T_k, block_size)):\n"
                 "            if causal and j0 > rows[-1]:\n"
                 "                continue\n"
