@@ -8,6 +8,7 @@ import sys
 import pytest
 
 from course_dev import lesson_text
+from course_dev.lesson_time import LIMIT_MIN, lesson_time
 from course_dev.paths import LESSON_FILE, ROOT, lesson_meta, lessons, source_path
 
 pytestmark = pytest.mark.xdist_group("rules")
@@ -57,6 +58,25 @@ def test_readme_lists_every_lesson():
     readme = (ROOT / "README.md").read_text()
     missing = [lesson for lesson in lessons() if f"`{lesson}`" not in readme]
     assert not missing, f"README's lesson table has no row for {missing}"
+
+
+# lessons whose minimal path is over the course's limit, and why (README, "Lessons" says so too)
+OVER_THE_TIME_LIMIT = {"10_causal_decoder": "four exercises of 14 points; the model it trains uses all four"}
+
+
+@pytest.mark.parametrize("lesson", lessons())
+def test_lesson_states_its_counted_time(lesson):
+    """The header, the README's table and the minimal-path box state the time course_dev.lesson_time counts."""
+    time = lesson_time(lesson)
+    header = next(line for line in source_path(lesson).read_text().splitlines() if "from the dot product up**" in line)
+    stated = f"about {time.full} minutes" + (f" (minimal path: about {time.minimal})" if time.minimal != time.full else "")
+    assert header.endswith(stated), f"{lesson}: its header should end with '{stated}' (python -m course_dev.lesson_time)"
+    shown = str(time.full) if time.full == time.minimal else f"{time.minimal} / {time.full}"
+    assert f"| `{lesson}` | {shown} |" in (ROOT / "README.md").read_text(), f"README's row for {lesson}: time {shown}"
+    if time.minimal != time.full:
+        box = f"**Minimal path: about {time.minimal} minutes** (the whole lesson: about {time.full}"
+        assert box in source_path(lesson).read_text(), f"{lesson}: its minimal-path box should open with '{box}'"
+    assert time.minimal <= LIMIT_MIN or lesson in OVER_THE_TIME_LIMIT, f"{lesson}: minimal path {time.minimal} min"
 
 
 def test_code_is_linted_and_formatted():

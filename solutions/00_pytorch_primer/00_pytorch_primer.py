@@ -16,7 +16,7 @@
 # %% [markdown]
 # # Lesson 0 — A PyTorch primer
 #
-# **Attention, from the dot product up** · lesson 0, the primer before lesson 1
+# **Attention, from the dot product up** · lesson 0, the primer before lesson 1 · about 70 minutes
 #
 # The course builds attention twice: first with numpy arrays, where every multiplication is in plain
 # sight, then with PyTorch, which trains what we build. PyTorch adds three things to numpy:

@@ -16,7 +16,7 @@
 # %% [markdown]
 # # Lesson 1 — Why attention?
 #
-# **Attention, from the dot product up** · lesson 1
+# **Attention, from the dot product up** · lesson 1 · about 65 minutes
 #
 # Before we build attention, we look at what it replaced. A recurrent neural network (RNN) reads a
 # sentence the way you read a ticker tape: one token at a time, carrying a single running summary

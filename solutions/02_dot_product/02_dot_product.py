@@ -16,7 +16,7 @@
 # %% [markdown]
 # # Lesson 2 — The dot product: similarity, search and soft lookup
 #
-# **Attention, from the dot product up** · lesson 2
+# **Attention, from the dot product up** · lesson 2 · about 80 minutes
 #
 # Lesson 1 ended with a promise: attention builds each output as a weighted average over all tokens,
 # with weights that say how *relevant* each token is. This lesson is about where relevance comes

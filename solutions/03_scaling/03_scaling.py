@@ -16,7 +16,7 @@
 # %% [markdown]
 # # Lesson 3 — Why divide by $\sqrt{d_k}$?
 #
-# **Attention, from the dot product up** · lesson 3
+# **Attention, from the dot product up** · lesson 3 · about 60 minutes
 #
 # In lesson 2 a query scored every key with a dot product (your `dot_scores`), and a softmax turned the
 # scores into weights (your `soft_lookup`). That works with the short tag vectors of the video library.

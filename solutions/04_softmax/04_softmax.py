@@ -16,7 +16,7 @@
 # %% [markdown]
 # # Lesson 4 — Softmax, masks and scaled dot-product attention
 #
-# **Attention, from the dot product up** · lesson 4
+# **Attention, from the dot product up** · lesson 4 · about 80 minutes
 #
 # You have scores (lesson 2) and you know to scale them by $\sqrt{d_k}$ (lesson 3). Two pieces are
 # missing before attention works end to end: a softmax that turns each row of scores into weights

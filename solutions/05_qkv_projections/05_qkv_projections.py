@@ -16,7 +16,7 @@
 # %% [markdown]
 # # Lesson 5 — Queries, keys and values from learned projections
 #
-# **Attention, from the dot product up** · lesson 5
+# **Attention, from the dot product up** · lesson 5 · about 75 minutes
 #
 # Until now somebody handed us the queries, keys and values. In a Transformer nobody does: every
 # token has a single embedding vector, and the network itself must turn it into a query, a key and

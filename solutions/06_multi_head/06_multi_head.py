@@ -16,7 +16,7 @@
 # %% [markdown]
 # # Lesson 6 — Multi-head attention
 #
-# **Attention, from the dot product up** · lesson 6
+# **Attention, from the dot product up** · lesson 6 · about 85 minutes
 #
 # A self-attention head gives every query *one* softmax: one weight distribution over the keys, and
 # one blend of values, all in one value space. But a word takes part in several relations at once:

@@ -16,7 +16,7 @@
 # %% [markdown]
 # # Lesson 7 — Positional encoding: telling attention where each word is
 #
-# **Attention, from the dot product up** · lesson 7
+# **Attention, from the dot product up** · lesson 7 · about 60 minutes
 #
 # Self-attention compares every token with every other token in one step. That is its strength, and
 # it hides a flaw: nothing in the computation says *where* a token sits in the sentence. In this

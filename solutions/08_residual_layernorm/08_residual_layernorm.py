@@ -16,7 +16,7 @@
 # %% [markdown]
 # # Lesson 8 — Residual connections, layer normalisation and the encoder block
 #
-# **Attention, from the dot product up** · lesson 8
+# **Attention, from the dot product up** · lesson 8 · about 70 minutes
 #
 # A Transformer is a *deep* stack: the original had 6 encoder blocks, large language models have
 # dozens. Stacking layers is easy; training the stack is not, because the gradient that must reach the

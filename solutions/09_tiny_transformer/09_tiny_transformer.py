@@ -16,7 +16,7 @@
 # %% [markdown]
 # # Lesson 9 — A tiny Transformer, built from your own parts
 #
-# **Attention, from the dot product up** · lesson 9
+# **Attention, from the dot product up** · lesson 9 · about 95 minutes (minimal path: about 85)
 #
 # Eight lessons built the parts: dot products, scaling, softmax and masks, projections, heads,
 # positions, residual connections and layer norm. This lesson puts **your** parts together — your
@@ -36,13 +36,13 @@
 #    explain each result with the lesson that built that ingredient;
 # 5. read the per-head attention maps of the trained model, and test what a head does by switching it off.
 #
-# > **Minimal path (about 60–90 minutes).** This lesson is long. The graded work is in sections 3–5: read
+# > **Minimal path: about 85 minutes** (the whole lesson: about 95). This lesson is long. The graded work is in sections 3–5: read
 # > section 1 (the task), skim section 2 (it loads your parts and prints one line per part), then do
 # > exercises 9.1, 9.2 and 9.3. Run section 6 to train the model and section 8's cells (the three seed cells are
 # > the slowest and print their times), and read "What the measurements say" at the end of section 8. Answer the
 # > quiz in section 10; Q12 asks you to cite your own attention maps, so look at section 7 before you write it. You
-# > may skim section 2's code, the explorer of section 7 and "A closer look at two rows" in section 8; the full path
-# > with them takes about 2–3 hours.
+# > may skim section 2's code, the explorer of section 7 and "A closer look at two rows" in section 8. Both times
+# > are counted the course's one way (README, "Lessons"): words read, exercise points and quiz points.
 #
 # **You need:** all of lessons 1–8. The table says where each part comes from.
 #

@@ -16,7 +16,7 @@
 # %% [markdown]
 # # Lesson 10 — A causal decoder: generating text
 #
-# **Attention, from the dot product up** · lesson 10
+# **Attention, from the dot product up** · lesson 10 · about 115 minutes (minimal path: about 105)
 #
 # Lessons 1–9 built an **encoder**: every token looks at every other token, and the model labels
 # what it reads. A **language model** does something else: it reads a text from left to right and,
@@ -36,8 +36,8 @@
 # 5. implement a **KV cache**, show that it gives the same outputs as recomputing everything, and measure
 #    what it saves.
 #
-# > **Minimal path: about 90 minutes** (the whole lesson: about 1¾ hours; both counted from the lesson's words and
-# > exercise points). Do the graded exercises 10.1–10.4 (sections 1, 2, 4 and 5) and the quiz (section 9), and run
+# > **Minimal path: about 105 minutes** (the whole lesson: about 115; both counted the course's one way: README,
+# > "Lessons"). Do the graded exercises 10.1–10.4 (sections 1, 2, 4 and 5) and the quiz (section 9), and run
 # > every cell from the top: section 3 trains the model that the later sections use. On a first pass, skip the
 # > prose of the demonstrations: the lesson-4 demo and "A trap in PyTorch" (section 1), the lesson-6 comparison
 # > and the hand-built cross-attention map (section 2), section 3 except its two paragraphs on the results, the

@@ -16,7 +16,7 @@
 # %% [markdown]
 # # Lesson 11 — Attention at scale: memory, tiling, fewer heads for keys and values
 #
-# **Attention, from the dot product up** · lesson 11
+# **Attention, from the dot product up** · lesson 11 · about 100 minutes (minimal path: about 70)
 #
 # The examples of the earlier lessons had a few dozen tokens at most; language models read thousands. Attention's
 # formula does not change with the length, but its **memory** does: the weight matrix
@@ -36,11 +36,11 @@
 #    your tiled loop against plain attention's;
 # 5. *(optional)* implement multi-query and grouped-query attention and count the KV-cache bytes they save.
 #
-# > **Minimal path: about 90 minutes** (the whole lesson: about 3 hours). Do sections 1–3 with the graded exercises
+# > **Minimal path: about 70 minutes** (the whole lesson: about 100, plus the optional exercises). Do sections 1–3 with the graded exercises
 # > 11.1 and 11.2, read the review (section 9) and answer the quiz (section 10); run every cell from the top. The
 # > sections marked *optional* (4–8), their exercises 11.3 and 11.4 and the quiz questions on them are worth 0
-# > points: their checks still tell you whether your code is right. Both times are counted, not guessed: the words
-# > you read at 100 words a minute plus 6 minutes per exercise point, the pace of a student who timed this lesson.
+# > points: their checks still tell you whether your code is right. Both times are counted the course's one way
+# > (README, "Lessons"): words read, exercise points and quiz points.
 #
 # **You need:**
 #
