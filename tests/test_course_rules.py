@@ -69,8 +69,9 @@ def test_lesson_states_its_counted_time(lesson):
     """The header, the README's table and the minimal-path box state the time course_dev.lesson_time counts."""
     time = lesson_time(lesson)
     header = next(line for line in source_path(lesson).read_text().splitlines() if "from the dot product up**" in line)
-    stated = f"about {time.full} minutes" + (f" (minimal path: about {time.minimal})" if time.minimal != time.full else "")
-    assert header.endswith(stated), f"{lesson}: its header should end with '{stated}' (python -m course_dev.lesson_time)"
+    minimal = f" (minimal path: about {time.minimal})" if time.minimal != time.full else ""
+    stated = f"about {time.full} minutes{minimal}"
+    assert header.endswith(stated), f"{lesson}: its header should end with '{stated}' (course_dev.lesson_time)"
     shown = str(time.full) if time.full == time.minimal else f"{time.minimal} / {time.full}"
     assert f"| `{lesson}` | {shown} |" in (ROOT / "README.md").read_text(), f"README's row for {lesson}: time {shown}"
     if time.minimal != time.full:
