@@ -13,7 +13,8 @@ import sys
 
 import nbformat
 import pytest
-from harness import LESSONS, copy_course, grade_id, load_catalog, read, solution_path
+from conftest import lesson_params
+from harness import copy_course, grade_id, load_catalog, read, solution_path
 
 from autograde.cells import is_manual, is_solution, is_test, points, with_answers
 
@@ -40,7 +41,7 @@ def _submission(released, solution, gid, source):
     return nb
 
 
-@pytest.mark.parametrize("lesson", [pytest.param(x, marks=pytest.mark.xdist_group(f"grade-{x}")) for x in LESSONS])
+@pytest.mark.parametrize("lesson", lesson_params())  # beside the lesson's other tests: the workers stay balanced
 def test_the_grader_grades_the_lesson(lesson, tmp_path):
     extra = ("autograde", f"notebooks/{lesson}", "notebooks/.release_cells.json")  # a fresh clone's, no gradebook
     course = copy_course(tmp_path / "course", [lesson], extra=extra)

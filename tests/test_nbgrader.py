@@ -64,10 +64,10 @@ def test_committed_notebooks_are_the_release(released):
     assert not extra, f"files in notebooks/{lesson} that the release does not produce: {extra}"
 
 
-# Graded by stock nbgrader for real: the lesson the grading tests use, and the two that read a data file from the
-# notebook's folder (which a submission folder may lack). For every lesson, the test above it shows that autograde
-# would run the solution notebook itself, which tests/test_lessons.py runs clean.
-GRADED_END_TO_END = ["01_why_attention", "10_causal_decoder", "11_attention_at_scale"]
+# Graded by stock nbgrader for real (the formgrader's route): the lesson the grading tests use. Every lesson, those
+# that read a data file from the notebook's folder included, is graded through `make grade` by
+# tests/test_grade_every_lesson.py; and the test above shows that autograde would run the solution notebook itself.
+GRADED_END_TO_END = ["01_why_attention"]
 
 
 def gradebook(course):
