@@ -1334,6 +1334,10 @@ def attend_with_cache(mha, x_new, cache, mask=None):
 
 # %% tests="kv-cache-tests" points=4
 # Visible checks: prompt, 1 token, 2 at once (bottom-right mask); float64, batch of 2, scores near -1e10; rows counted.
+def _count_rows(layer, args):  # a forward pre-hook: the rows (tokens) the layer is about to project
+    layer.rows += args[0].numel() // layer.in_features
+
+
 class _Projections(nn.Module):
     """num_heads, d_k, W_q, W_k, W_v (each counts the rows it projects), W_o; huge: W_q = -1e5 I, W_k = 1e5 I."""
 
@@ -1344,7 +1348,7 @@ class _Projections(nn.Module):
         self.W_q, self.W_k, self.W_v, self.W_o = (nn.Linear(d_model, d_model, dtype=dtype) for _ in range(4))
         for layer, scale in ((self.W_q, -1e5), (self.W_k, 1e5), (self.W_v, None)):
             layer.rows = 0
-            layer.register_forward_pre_hook(lambda m, args: setattr(m, "rows", m.rows + args[0].numel() // m.in_features))  # fmt: skip
+            layer.register_forward_pre_hook(_count_rows)
             if huge and scale:
                 layer.weight.data.copy_(scale * torch.eye(d_model)), layer.bias.data.zero_()
 
