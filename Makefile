@@ -68,8 +68,12 @@ grade: $(STAMP)
 	$(BIN)/python -m autograde $(LESSON) $(SUBMISSIONS) --root $(CURDIR) $(GRADE_ARGS)
 
 # Final grades for an LMS: make lms LMS=canvas|moodle ROSTER=roster.csv [OUT=grading/canvas.csv]
+# (nbgrader export with the course's export plugins, autograde/lms.py)
+LMS_PLUGIN = $(if $(filter canvas,$(LMS)),CanvasExportPlugin,$(if $(filter moodle,$(LMS)),MoodleExportPlugin))
 lms: $(STAMP)
-	$(BIN)/python -m autograde.lms $(LMS) $(ROSTER) $(or $(OUT),grading/$(LMS).csv) --root $(CURDIR)
+	@test -n "$(LMS_PLUGIN)" || { echo "make lms: LMS=canvas or LMS=moodle (got '$(LMS)')" >&2; exit 2; }
+	$(BIN)/nbgrader export --exporter=autograde.lms.$(LMS_PLUGIN) \
+		--LmsExportPlugin.roster=$(ROSTER) --to=$(or $(OUT),grading/$(LMS).csv)
 
 # Notebook run times, grading throughput, widget latency, peak memory -> benchmarks/results.json
 # (e.g. make bench BENCH_ARGS="--only notebooks,memory --repeat 1"; see README "Performance").

@@ -425,8 +425,31 @@ def qkv_flow(
     title    the axes title (say what the reader should see)
 
     Returns the axes. Arrays may be numpy arrays or tensors."""
-    from matplotlib.patches import FancyArrowPatch
+    X, Q, K, V, scores, weights, output = _qkv_checked(tokens, X, Q, K, V, scores, weights, output, query)
+    h = "" if head is None else f"_{head}"
+    blocks = [("$X$", X)] if show_x else []
+    blocks += [
+        (f"$Q{h} = XW^Q{h}$", Q),
+        (f"$K{h} = XW^K{h}$", K),
+        (f"scores\n$q \\cdot k\\,/\\sqrt{{{Q.shape[1]}}}$", scores[:, None]),
+        ("weights\n(softmax)", weights[:, None]),
+        (f"$V{h} = XW^V{h}$", V),
+    ]
+    cell_w, gap, label_w = 0.13 + 0.09 * (digits + 1), 0.35, 0.09 * max(len(t) for t in tokens) + 0.2
+    widths = [block.shape[1] * cell_w for _, block in blocks]
+    total_w = label_w + sum(widths) + gap * (len(blocks) - 1)
+    ax = _qkv_axes(ax, total_w, len(tokens))
+    picked = to_hex(np.array(to_rgb(COLOR["highlight"])) * 0.45 + 0.55)  # light orange: the picked token
+    lefts = label_w + np.concatenate([[0], np.cumsum([w + gap for w in widths[:-1]])])
+    _qkv_columns(ax, tokens, blocks, query, (label_w, lefts, widths, cell_w), picked, digits)
+    _qkv_query_and_output(ax, tokens, Q[query], output, query, (lefts, widths, cell_w), picked, digits)
+    if title:
+        ax.set_title(title)
+    return ax
 
+
+def _qkv_checked(tokens, X, Q, K, V, scores, weights, output, query):
+    """qkv_flow's arrays as float arrays (the query's row of scores, weights and output), their shapes checked."""
     X, Q, K, V = (_array(a).astype(float) for a in (X, Q, K, V))
     row = lambda a: (lambda m: m[query] if m.ndim == 2 else m)(_array(a).astype(float))  # noqa: E731
     scores, weights, output = row(scores), row(weights), row(output)
@@ -440,19 +463,11 @@ def qkv_flow(
             raise ValueError(f"qkv_flow: the query's {name} should hold {n} numbers, got shape {a.shape}")
     if not 0 <= query < T:
         raise ValueError(f"qkv_flow: query must be a token index from 0 to {T - 1}, got {query}")
+    return X, Q, K, V, scores, weights, output
 
-    h = "" if head is None else f"_{head}"
-    blocks = [("$X$", X)] if show_x else []
-    blocks += [
-        (f"$Q{h} = XW^Q{h}$", Q),
-        (f"$K{h} = XW^K{h}$", K),
-        (f"scores\n$q \\cdot k\\,/\\sqrt{{{Q.shape[1]}}}$", scores[:, None]),
-        ("weights\n(softmax)", weights[:, None]),
-        (f"$V{h} = XW^V{h}$", V),
-    ]
-    cell_w, gap, label_w = 0.13 + 0.09 * (digits + 1), 0.35, 0.09 * max(len(t) for t in tokens) + 0.2
-    widths = [block.shape[1] * cell_w for _, block in blocks]
-    total_w = label_w + sum(widths) + gap * (len(blocks) - 1)
+
+def _qkv_axes(ax, total_w, T):
+    """qkv_flow's axes: `ax`, or a new figure sized to fit (refused if wider than the notebook column)."""
     if ax is None:
         fig_w, fig_h = total_w + 0.3, 0.27 * (T + 4.6) + 0.4
         if fig_w > MAX_WIDTH_IN:
@@ -464,13 +479,16 @@ def qkv_flow(
     ax.set_xlim(-0.05, total_w + 0.05)
     ax.set_ylim(T + 1.6, -3.0)  # rows go down: headers, the query's q above K, the tokens, the output under V
     ax.axis("off")
+    return ax
 
-    picked = to_hex(np.array(to_rgb(COLOR["highlight"])) * 0.45 + 0.55)  # light orange: the picked token
+
+def _qkv_columns(ax, tokens, blocks, query, layout, picked, digits):
+    """The token labels and qkv_flow's columns of numbers side by side, each under its header."""
+    label_w, lefts, widths, cell_w = layout
     cmap = plt.get_cmap(SEQUENTIAL)
     for i, token in enumerate(tokens):
         weight = "bold" if i == query else "normal"
         ax.text(label_w - 0.1, i, token, ha="right", va="center", fontsize=MIN_FONT_PT, color=TEXT, weight=weight)
-    lefts = label_w + np.concatenate([[0], np.cumsum([w + gap for w in widths[:-1]])])
     for (name, block), left, width in zip(blocks, lefts, widths):
         ax.text(left + width / 2, -1.7, name, ha="center", va="bottom", fontsize=MIN_FONT_PT, color=TEXT)
         fills = np.ones((*block.shape, 3))  # white; row i of the matrix is drawn around y = i
@@ -479,9 +497,17 @@ def qkv_flow(
         elif name[1] in "XQ":
             fills[query] = to_rgb(picked)
         number_grid(ax, block, left, -0.5, cell_w, fills=fills, digits=digits)
+
+
+def _qkv_query_and_output(ax, tokens, q, output, query, layout, picked, digits):
+    """The query's row of Q copied above K (with an arrow from it), and its output under V."""
+    from matplotlib.patches import FancyArrowPatch
+
+    lefts, widths, cell_w = layout
+    T = len(tokens)
     q_left, k_left, v_left = lefts[-5], lefts[-4], lefts[-1]
     # the query's row of Q, copied above K: each score is this row · a row of K, divided by √d_k
-    number_grid(ax, Q[query][None], k_left, -1.5, cell_w, fills=picked, digits=digits)
+    number_grid(ax, q[None], k_left, -1.5, cell_w, fills=picked, digits=digits)
     ax.add_patch(
         FancyArrowPatch(
             (q_left + widths[-5] + 0.03, query), (k_left - 0.03, -1.0), arrowstyle="-|>", mutation_scale=9,
@@ -495,6 +521,3 @@ def qkv_flow(
         v_left - 0.1, T + 0.9, f"output of '{tokens[query]}' = Σ weight × row of V",
         ha="right", va="center", fontsize=MIN_FONT_PT, color=TEXT,
     )  # fmt: skip
-    if title:
-        ax.set_title(title)
-    return ax

@@ -19,7 +19,8 @@ The steps, one module each (see README.md in this folder):
   cli       the command: python -m autograde LESSON SUBMISSIONS (or autograde/grade.py, make grade)
 
 What they share: cells (nbgrader's cell roles), course (the course root and its configuration), messages
-(the jobs and results between the command and its workers), roster, errors (GradingError).
+(the jobs and results between the command and its workers; a student's record, StudentRecord, and
+its Status), roster, errors (GradingError).
 Where a score comes from, in order (each step can only lower it or flag it, never raise it):
   1. collect.py      the file is attributed to one person (or gets a row of its own saying it cannot be);
                      the latest of their files is chosen, a choice the download does not order is flagged

@@ -30,7 +30,7 @@ from . import collect as collect_step
 from .course import Course, nbgrader_env
 from .errors import GradingError
 from .feedback import failure_page
-from .messages import FeedbackJob, GradeJob
+from .messages import FeedbackJob, GradeJob, Status
 from .pool import Pool, run_jobs
 from .prepare import Release, prepare_student
 
@@ -75,7 +75,7 @@ class Batch:
     students: list = field(default_factory=list)
     scores_before: dict = field(default_factory=dict)  # the gradebook's scores before this batch
     scores: dict = field(default_factory=dict)  # and after it
-    results: dict = field(default_factory=dict)  # {student: the record in results/<student>.json}
+    results: dict = field(default_factory=dict)  # {student: StudentRecord}, as in results/<student>.json
     jobs: list = field(default_factory=list)  # a GradeJob for each student the workers grade
     worker_phases: dict = field(default_factory=dict)  # the workers' seconds per step, summed
     pool: Pool | None = None
@@ -173,8 +173,11 @@ def prepare(batch):
     batch.fingerprint = course.fingerprint(lesson, json.dumps(settings, sort_keys=True))
     batch.template = batch.work / f"template-{lesson}-{batch.fingerprint[:16]}.db"
     batch.scores_before, _ = gradebook.read_scores(course, lesson, batch.students)
+    scored = set(batch.scores_before)
     for student in batch.students:
-        batch.results[student], grade_it = prepare_student(batch, student)
+        batch.results[student], grade_it = prepare_student(
+            course, batch.release, batch.out, student, batch.fingerprint, args.force, scored
+        )
         if grade_it:
             batch.jobs.append(batch.grade_job(student, batch.out / "sanitized", batch.work / "students" / student))
 
@@ -196,7 +199,9 @@ def grade_with_canary(batch):
     for job in batch.jobs:
         job.manual = manual.get(job.student)
     make_template(batch)
-    first = canary.jobs(batch)
+    first = canary.jobs(
+        batch.course, batch.release, batch.work / "canary", batch.isolation, partial(batch.grade_job, canary=True)
+    )
     gate = canary.Gate(len(first), batch.release.columns(), batch.release.manual(), partial(record, batch))
     batch.say(
         f"grading the canary (the lesson's solution and its blank) and {len(batch.jobs)} submission(s) of "
@@ -218,19 +223,18 @@ def grade_with_canary(batch):
 def refresh_feedback(batch):
     """The failed students' records; feedback pages made again where the gradebook changed since they were made
     (hand grading); a short page for each student who could not be graded."""
-    failed = [s for s in batch.students if batch.results[s]["status"] == "failed"]
+    failed = [s for s in batch.students if batch.results[s].failed]
     for student in failed:
-        write_json(batch.out / "results" / f"{student}.json", batch.results[student])
+        batch.results[student].write(batch.out / "results" / f"{student}.json")
     invented = collect_step.invented_ids(batch.entries)
     ok = [s for s in batch.students if s not in failed and s not in invented]
     batch.scores, prints = gradebook.read_scores(batch.course, batch.lesson, ok)
     for student in invented & set(batch.students) - set(failed):
-        batch.scores[student] = {k: tuple(v) for k, v in batch.results[student].get("scores", {}).items()}
+        batch.scores[student] = {k: tuple(v) for k, v in (batch.results[student].scores or {}).items()}
     stale = [
         s
         for s in ok
-        if prints.get(s) != batch.results[s].get("feedback_print")
-        or not (batch.out / "feedback" / f"{s}.html").exists()
+        if prints.get(s) != batch.results[s].feedback_print or not (batch.out / "feedback" / f"{s}.html").exists()
     ]
     if stale:
         course, work = batch.course, batch.work
@@ -243,7 +247,7 @@ def refresh_feedback(batch):
             jobs, args.workers, args.timeout, batch.out / "logs", partial(feedback_made, batch, prints), lambda *a: None
         )
     for student in failed:
-        page = failure_page(student, batch.lesson, batch.results[student]["reason"])
+        page = failure_page(student, batch.lesson, batch.results[student].reason)
         (batch.out / "feedback" / f"{student}.html").write_text(page)
     shutil.rmtree(batch.work / "students", ignore_errors=True)
 
@@ -311,12 +315,13 @@ def record(batch, job, result):
     for key, value in result.phases.items():
         batch.worker_phases[key] = round(batch.worker_phases.get(key, 0.0) + value, 3)
     rec = batch.results[job.student]
-    rec["flags"] = list(dict.fromkeys(rec["flags"] + result.flags))
-    rec["seconds"], rec["sandbox"] = result.seconds, result.sandbox
+    rec.flags = list(dict.fromkeys(rec.flags + result.flags))
+    rec.seconds, rec.sandbox = result.seconds, result.sandbox
     if result.ok and job.student in collect_step.invented_ids(batch.entries):
         place_feedback(batch, job.student, result.feedback)
-        rec.update(status="graded", reason="", scores=own_scores(batch, result.results), feedback_print=None)
-        rec["flags"] = list(dict.fromkeys([*rec["flags"], NOT_RECORDED]))
+        rec.status, rec.reason, rec.feedback_print = Status.GRADED, "", None
+        rec.scores = own_scores(batch, result.results)
+        rec.flags = list(dict.fromkeys([*rec.flags, NOT_RECORDED]))
     elif result.ok:
         with batch.timings.phase("commit (in the grading phase)"):
             if gradebook.commit(batch.course, batch.lesson, job.student, result.results):  # one transaction
@@ -324,10 +329,10 @@ def record(batch, job, result):
                     added.write(job.student + "\n")
             replace_dir(Path(result.autograded), batch.course.autograded / job.student / batch.lesson)
             place_feedback(batch, job.student, result.feedback)
-            rec.update(status="graded", reason="", feedback_print=result.feedback_print)
+            rec.status, rec.reason, rec.feedback_print = Status.GRADED, "", result.feedback_print
     else:
-        rec.update(status="failed", reason=result.reason or "unknown", trace=result.trace)
-    write_json(batch.out / "results" / f"{job.student}.json", rec)
+        rec.status, rec.reason, rec.trace = Status.FAILED, result.reason or "unknown", result.trace
+    rec.write(batch.out / "results" / f"{job.student}.json")
 
 
 ADDED = "added_students.txt"  # the ids this lesson's batches added to nbgrader's student list
@@ -354,8 +359,8 @@ def progress(batch, n, total, job, result):
 def feedback_made(batch, prints, job, result):
     if result.feedback:
         place_feedback(batch, job.student, result.feedback)
-        batch.results[job.student]["feedback_print"] = prints.get(job.student)
-        write_json(batch.out / "results" / f"{job.student}.json", batch.results[job.student])
+        batch.results[job.student].feedback_print = prints.get(job.student)
+        batch.results[job.student].write(batch.out / "results" / f"{job.student}.json")
 
 
 def place_feedback(batch, student, pages):

@@ -58,22 +58,23 @@ def submissions(course, lesson, notebooks):
     return made
 
 
-def jobs(batch):
-    """The canary's two jobs (messages.GradeJob): the lesson's solution and its unanswered release, prepared as
-    students' submissions are (a flag or a failure here refuses the batch at once)."""
-    folder = batch.work / "canary"
+def jobs(course, release, folder, isolation, make_job):
+    """The canary's two jobs (messages.GradeJob): the lesson's solution and its unanswered release, prepared in
+    `folder` as students' submissions are (a flag or a failure here refuses the batch at once).
+    make_job(student, sanitized folder, staging folder) makes a job (the batch's, with canary=True)."""
+    lesson = release.lesson
     shutil.rmtree(folder, ignore_errors=True)
     made = []
-    for student, files in submissions(batch.course, batch.lesson, batch.release.notebooks).items():
+    for student, files in submissions(course, lesson, release.notebooks).items():
         src = folder / "submitted" / student
         src.mkdir(parents=True)
         for nb_name, data in files.items():
             (src / f"{nb_name}.ipynb").write_bytes(data)
-        done = prepare(src, folder / "sanitized" / student / batch.lesson, batch.release, hashlib.sha256())
+        done = prepare(src, folder / "sanitized" / student / lesson, release, hashlib.sha256())
         if done.failure or done.flags:
             problem = f"{student}: {done.failure or '; '.join(done.flags)}"
-            raise GradingError(refusal(batch.lesson, [problem], batch.isolation))
-        made.append(batch.grade_job(student, folder / "sanitized", folder / student, canary=True))
+            raise GradingError(refusal(lesson, [problem], isolation))
+        made.append(make_job(student, folder / "sanitized", folder / student))
     return made
 
 

@@ -23,6 +23,7 @@ from pathlib import Path
 
 from .course import nbgrader_env
 from .errors import GradingError
+from .messages import Status
 from .roster import STUDENT_ID, fold
 
 ATTEMPT = re.compile(r"(\d{4})-(\d{2})-(\d{2})[-_ T](\d{2})[-:.](\d{2})[-:.](\d{2})")
@@ -48,7 +49,8 @@ class Entry:
     file: str  # as downloaded (or submitted/<student>/<lesson>/<name> for an exchange)
     student: str  # the id it is graded under
     target: str = ""  # the released notebook it is graded as ('' for a data file)
-    status: str = ""  # set for files that are not graded themselves (superseded, extra file)
+    status: Status | None = None  # set for files that are not graded themselves (superseded, extra file)
+    reason: str = ""  # why (the `reason` column)
     notes: list = field(default_factory=list)
     flags: list = field(default_factory=list)
     order: tuple = ()  # (attempt time, LMS number, name): the latest file of a student wins
@@ -96,20 +98,24 @@ class Download:
     rel: str  # what the `file` column shows
     name: str  # the name that is parsed (a zip member: <zip name>_<member name>)
     data: bytes | None = None  # None: not read
-    status: str = ""  # why it is not graded, if it is not
+    status: Status | None = None  # NOT_GRADED if it is not read
+    reason: str = ""  # why not
     folders: tuple = ()  # the folders it is in (in the download, or in its zip): some LMSs name the person there
+
+
+HIDDEN = "a hidden file: its name starts with '.'"
 
 
 def _not_read(path, rel, archive):
     """Why a file is listed but not read, or ''."""
     if path.is_symlink():
-        return "not graded (a symbolic link)"
+        return "a symbolic link"
     if archive is not None and archive not in path.parents:
-        return "not graded (outside archive/: when SUBMISSIONS has an archive/ folder, only it is read)"
+        return "outside archive/: when SUBMISSIONS has an archive/ folder, only it is read"
     if any(part.startswith(".") for part in Path(rel).parts):
-        return "not graded (a hidden file: its name starts with '.')"
+        return HIDDEN
     if path.stat().st_size > MAX_FILE:
-        return f"not graded (too large: {path.stat().st_size / 2**20:.0f} MiB)"
+        return f"too large: {path.stat().st_size / 2**20:.0f} MiB"
     return ""
 
 
@@ -126,9 +132,10 @@ def _zip_members(path, rel, budget=512 * 1024 * 1024):
                 download = Download(f"{rel}:{member}", Path(member).name if inner else f"{path.stem}_{member}")
                 download.folders = inner
                 if any(part.startswith(".") for part in Path(member).parts):
-                    download.status = "not graded (a hidden file: its name starts with '.')"
+                    download.status, download.reason = Status.NOT_GRADED, HIDDEN
                 elif info.file_size > MAX_FILE or info.file_size > budget:
-                    download.status = f"not graded (too large: {info.file_size / 2**20:.0f} MiB unpacked)"
+                    download.status = Status.NOT_GRADED
+                    download.reason = f"too large: {info.file_size / 2**20:.0f} MiB unpacked"
                 else:
                     download.data = zf.read(info)
                     budget -= len(download.data)
@@ -150,15 +157,16 @@ def downloads(folder):
             path = Path(top) / name
             base = archive if archive is not None and archive in path.parents else folder
             rel = unicodedata.normalize("NFC", str(path.relative_to(base)))
-            status = _not_read(path, rel, archive)
-            if not status and path.suffix.lower() == ".zip":
+            why = _not_read(path, rel, archive)
+            if not why and path.suffix.lower() == ".zip":
                 members = _zip_members(path, rel)
                 if members is not None:
                     out += members
                     continue
-                status = "not graded (a damaged zip file)"
-            data = None if status else path.read_bytes()
-            out.append(Download(rel, unicodedata.normalize("NFC", path.name), data, status, Path(rel).parts[:-1]))
+                why = "a damaged zip file"
+            data = None if why else path.read_bytes()
+            status = Status.NOT_GRADED if why else None
+            out.append(Download(rel, unicodedata.normalize("NFC", path.name), data, status, why, Path(rel).parts[:-1]))
     return out
 
 
@@ -254,11 +262,11 @@ def parse_name(name, lesson, lessons, roster, folders=(), gradescope=None):
     bare = name.lstrip(".")
     who, rest, lms_id, when, number = read_person(bare, folders, lessons, gradescope or {})
     found, nb = notebook_named(rest, lessons)
-    status, target = "", ""
+    status, reason, target = None, "", ""
     if found == lesson:
         target = f"{nb}.ipynb"
     elif found and rest.lower().endswith(".ipynb"):
-        status = f"not this lesson (looks like {found})"
+        status, reason = Status.NOT_THIS_LESSON, f"looks like {found}"
     elif rest.lower().endswith(".ipynb"):
         target = "?"  # a notebook under another name: decided per student
     own = re.sub(r"^attempt_[^_]*(_|$)", "", rest) or rest
@@ -270,9 +278,8 @@ def parse_name(name, lesson, lessons, roster, folders=(), gradescope=None):
         file=name,
         student=UNKNOWN if anonymous else "",
         target="" if anonymous else target,
-        status="not graded (no person can be read from its name or folder: rename it <student>_<file>)"
-        if anonymous
-        else status,
+        status=Status.NOT_GRADED if anonymous else status,
+        reason="no person can be read from its name or folder: rename it <student>_<file>" if anonymous else reason,
         order=(when or datetime.min, -1 if number is None else number, name),
         when=when,
         number=number,
@@ -335,7 +342,7 @@ def separate_people(entries):
     """Two people never share an id: entries of one id but different people (another LMS user id, or
     another name that made the same id) get ids of their own, and are flagged."""
     for student, mine in by_student(entries).items():
-        people = sorted({(e.lms_id, e.name) for e in mine if not e.status.startswith("not graded (a hidden")})
+        people = sorted({(e.lms_id, e.name) for e in mine if e.reason != HIDDEN})
         if len(people) < 2 or all(not e.flags and not e.lms_id for e in mine):
             continue  # one person, or the same id read from the roster or given as is
         lms_ids = {lms for lms, _ in people if lms}
@@ -366,14 +373,15 @@ def collect_folder(course, lesson, folder, roster=None):
     for download in downloads(folder):
         entry = parse_name(download.name, lesson, lessons, roster, download.folders, gradescope)
         if download.name == GRADESCOPE_METADATA and gradescope:
-            entry.student, entry.status = UNKNOWN, "not graded (Gradescope's list of who submitted what: read)"
+            entry.student, entry.status = UNKNOWN, Status.NOT_GRADED
+            entry.reason = "Gradescope's list of who submitted what: read"
         entry.file = download.rel
         if download.status:
-            entry.status, entry.target = download.status, ""
+            entry.status, entry.reason, entry.target = download.status, download.reason, ""
         elif entry.target:
             looks_like = lesson_by_content(download.data, lesson, grade_ids)
             if looks_like:
-                entry.status, entry.target = f"not this lesson (looks like {looks_like})", ""
+                entry.status, entry.reason, entry.target = Status.NOT_THIS_LESSON, f"looks like {looks_like}", ""
         entries.append(entry)
         content[id(entry)] = download.data
     for student, mine in by_student(separate_people(entries)).items():
@@ -392,14 +400,15 @@ def _place(usable, dest, notebooks, content):
         target = entry.target
         if target == "?":
             if len(notebooks) != 1:
-                entry.status = "not graded (a notebook under another name; rename it to one of the lesson's)"
+                entry.status = Status.NOT_GRADED
+                entry.reason = "a notebook under another name; rename it to one of the lesson's"
                 continue
             target = f"{notebooks[0]}.ipynb"
             entry.notes.append(f"notebook named {entry.file!r}: graded as {target}")
         entry.target = target
         if target in chosen:
             old = chosen[target]
-            old.status = f"superseded (a later file of {entry.student} was graded: {entry.file})"
+            old.status, old.reason = Status.SUPERSEDED, f"a later file of {entry.student} was graded: {entry.file}"
             entry.notes.append(f"resubmission: replaces {old.file}")
             if not ordered(old, entry):
                 entry.flags.append(
@@ -411,7 +420,8 @@ def _place(usable, dest, notebooks, content):
         _write(dest / target, content[id(entry)])
     for entry in usable:
         if not entry.target:  # with no notebook, the student's failure shows on this row
-            entry.status = "extra file (kept with the submission; not used for grading)" if chosen else ""
+            entry.status = Status.EXTRA if chosen else None
+            entry.reason = "kept with the submission; not used for grading" if chosen else ""
             kept = Path(entry.own_name).name
             if not entry.file.endswith(".ipynb") and kept not in ("timestamp.txt", "", ".", "..") and kept[0] != ".":
                 _write(dest / kept, content[id(entry)])

@@ -1,8 +1,10 @@
-"""Grades an LMS accepts: a Canvas gradebook CSV and a Moodle grade-import CSV, from the nbgrader gradebook.
+"""Grades an LMS accepts: a Canvas gradebook CSV and a Moodle grade-import CSV, from the nbgrader gradebook, as
+nbgrader export plugins (nbgrader's ExportPlugin interface):
 
     make lms LMS=canvas ROSTER=roster.csv            (writes grading/canvas.csv)
-    python -m autograde.lms canvas roster.csv canvas_grades.csv [--db-url URL] [--root COURSE]
-    python -m autograde.lms moodle roster.csv moodle_grades.csv
+    nbgrader export --exporter=autograde.lms.CanvasExportPlugin --LmsExportPlugin.roster=roster.csv --to=out.csv
+    nbgrader export --exporter=autograde.lms.MoodleExportPlugin --LmsExportPlugin.roster=roster.csv --to=out.csv
+    python -m autograde.lms canvas roster.csv canvas_grades.csv [--db-url URL] [--root COURSE]   (the same)
 
 The roster is the course's one roster, the same file as the grading command's `--roster` (roster.py,
 autograde/roster-example.csv): student_id,name,email,lms_id,sis_user_id,sis_login_id,section.
@@ -16,10 +18,13 @@ import sys
 from pathlib import Path
 
 from nbgrader.api import Gradebook, MissingEntry
+from nbgrader.plugins import ExportPlugin
+from traitlets import Unicode
 
 from . import roster
 from .cli import console
 from .course import Course, default_root
+from .errors import GradingError
 from .report import safe_cell
 
 # Canvas: the first five columns of its gradebook export/import, then one column per assignment (the
@@ -35,15 +40,20 @@ MOODLE_TOTAL = "Course total (Real)"
 def lesson_points(db_url, lessons=None):
     """({lesson: max points}, {(student, lesson): points}) from the gradebook, lessons in course order."""
     with Gradebook(db_url) as gb:
-        names = sorted(lessons or [a.name for a in gb.assignments])
-        maximum = {name: gb.find_assignment(name).max_score for name in names}
-        points = {}
-        for name in names:
-            for student in gb.students:
-                try:
-                    points[student.id, name] = gb.find_submission(name, student.id).score
-                except MissingEntry:
-                    pass
+        return points_in(gb, lessons)
+
+
+def points_in(gb, lessons=None):
+    """lesson_points of an open nbgrader Gradebook."""
+    names = sorted(lessons or [a.name for a in gb.assignments])
+    maximum = {name: gb.find_assignment(name).max_score for name in names}
+    points = {}
+    for name in names:
+        for student in gb.students:
+            try:
+                points[student.id, name] = gb.find_submission(name, student.id).score
+            except MissingEntry:
+                pass
     return maximum, points
 
 
@@ -87,8 +97,13 @@ def moodle_rows(people, maximum, points):
 def export(kind, roster_path, out_path, db_url, submitted=None):
     """Write the CSV; return what was counted 0: {lesson: {"no submission" or "collected, not graded yet": [ids]}}
     (collected = in the course's `submitted` folder, nbgrader's collect step, without a grade in the gradebook)."""
-    people = roster.read(roster_path)
-    maximum, points = lesson_points(db_url)
+    with Gradebook(db_url) as gb:
+        return write(kind, roster.read(roster_path), points_in(gb), out_path, submitted)
+
+
+def write(kind, people, lesson_points, out_path, submitted=None):
+    """export's CSV from the roster's rows and (maximum, points) of the gradebook; returns what was counted 0."""
+    maximum, points = lesson_points
     rows = (canvas_rows if kind == "canvas" else moodle_rows)(people, maximum, points)
     with open(out_path, "w", newline="", encoding="utf-8") as handle:
         csv.writer(handle).writerows([safe_cell(cell) for cell in row] for row in rows)
@@ -111,6 +126,46 @@ def describe_gaps(gaps):
                 line += f" (grade it: make grade LESSON={lesson} SUBMISSIONS=exchange, then make lms again)"
             lines.append(line)
     return "\n".join(["counted 0:", *lines]) if lines else ""
+
+
+class LmsExportPlugin(ExportPlugin):
+    """An nbgrader export plugin for an LMS's grade import (`nbgrader export --exporter=autograde.lms.<Kind>...`):
+    one row per person of the roster (`--LmsExportPlugin.roster`), points per lesson (those of `--assignment`, by
+    default all) and a total, to `--to` (default: <kind>.csv). It says what was counted 0, as `make lms` does."""
+
+    KIND = ""
+    roster = Unicode("roster.csv", help="the course's roster (autograde/roster-example.csv)").tag(config=True)
+
+    def export(self, gradebook):
+        out = self.to or f"{self.KIND}.csv"
+        try:
+            people = roster.read(self.roster)
+        except (GradingError, OSError) as err:  # the message, not a traceback, and a failing exit status
+            self.log.error("the roster %s: %s", self.roster, err)
+            self.parent.exit(1)
+        if self.student:
+            people = [p for p in people if p["student_id"] in {str(s) for s in self.student}]
+        gaps = write(self.KIND, people, points_in(gradebook, [str(a) for a in self.assignment]), out, self._submitted())
+        print(f"wrote {out} ({self.KIND})")
+        if gaps:
+            print(describe_gaps(gaps))
+
+    def _submitted(self):
+        """The course's submitted folder (nbgrader's collect step), to tell collected from missing."""
+        coursedir = getattr(self.parent, "coursedir", None)
+        return Course(coursedir.root if coursedir is not None else None).submitted
+
+
+class CanvasExportPlugin(LmsExportPlugin):
+    """Canvas's gradebook import: Student, ID, SIS User ID, SIS Login ID, Section, a column per lesson."""
+
+    KIND = "canvas"
+
+
+class MoodleExportPlugin(LmsExportPlugin):
+    """Moodle's grade import: First name, Last name, ID number, Email address, `<lesson> (Real)` per lesson."""
+
+    KIND = "moodle"
 
 
 def main(argv=None):

@@ -1,7 +1,9 @@
 """What the grading command and its workers say to each other, one JSON line each way (pool.py writes a job to a
 worker's stdin, worker.py answers with a `Result` on its stdout). Each message is a dataclass with one way to
 write it (`line`) and one way to read it (`read_job`, `Result.read`): a field that is misspelt or missing fails
-where the message is read, with the field's name, and never becomes a silent default in another process."""
+where the message is read, with the field's name, and never becomes a silent default in another process.
+The batch keeps one `StudentRecord` per student (results/<student>.json); report.py turns it into grades.csv rows,
+whose `status` is a `Status` and whose why is the separate `reason`: no status is ever parsed back from text."""
 
 import json
 from dataclasses import asdict, dataclass, field, fields
@@ -20,15 +22,6 @@ class Status(StrEnum):
     NOT_GRADED = "not graded"
     NOT_THIS_LESSON = "not this lesson"
     NOT_SUBMITTED = "not submitted"
-
-    @classmethod
-    def parse(cls, text):
-        """(Status, reason) of a status as the steps write it (`failed to run (memory limit 2 GiB)`)."""
-        for status in sorted(cls, key=lambda s: -len(s.value)):
-            if text == status.value or text.startswith(status.value + " ("):
-                reason = text[len(status.value) :].strip()
-                return status, reason[1:-1] if reason.startswith("(") and reason.endswith(")") else reason
-        raise ValueError(f"unknown status {text!r}")
 
 
 class Message:
@@ -127,3 +120,47 @@ class Result(Message):
     @classmethod
     def read(cls, line):
         return cls.from_dict(json.loads(line))
+
+
+@dataclass
+class StudentRecord:
+    """One student's record, results/<student>.json: what preparing and grading their submission gave. It is
+    written after every step that changes it, read back by the next batch (an unchanged submission is not graded
+    again), and turned into the student's row of grades.csv by report.py."""
+
+    student: str
+    key: str = ""  # of the submission, the lesson, the configuration and the grader: unchanged, not graded again
+    status: Status | None = None  # GRADED or FAILED once a worker answered (or preparing failed); None before
+    reason: str = ""  # why it failed: the `reason` column
+    notes: list = field(default_factory=list)  # what the repairs changed
+    flags: list = field(default_factory=list)  # what the static scan and the integrity guard saw
+    seconds: float = 0.0
+    sandbox: dict = field(default_factory=dict)  # the sandbox and limits the kernel ran in
+    scores: dict | None = None  # {grade cell: [score, max]} of an id kept out of nbgrader's gradebook
+    feedback_print: str | None = None  # of the scores its feedback page shows (gradebook.read_scores)
+    trace: str = ""  # the worker's traceback, when grading crashed
+
+    @property
+    def failed(self):
+        return self.status is Status.FAILED
+
+    def write(self, path):
+        """The record as results/<student>.json (written whole, then moved into place)."""
+        tmp = Path(path).with_suffix(".tmp")
+        tmp.write_text(json.dumps(asdict(self), indent=1, sort_keys=True, default=str))
+        tmp.replace(path)
+
+    @classmethod
+    def read(cls, path):
+        """The record in `path`, or None if there is none or it is not one this grader wrote (then the student is
+        graded again: a record is a cache of the grading, never a source of a score by itself)."""
+        try:
+            data = json.loads(Path(path).read_text())
+            known = {f.name for f in fields(cls)}
+            if not isinstance(data, dict) or set(data) - known:
+                return None
+            record = cls(**data)
+            record.status = None if record.status is None else Status(record.status)
+            return record
+        except (OSError, ValueError, TypeError):
+            return None

@@ -5,7 +5,6 @@ hashed into the key that says whether the submission changed since it was last g
 hold, this returns: a file no repair foresaw fails that student, never the batch."""
 
 import hashlib
-import json
 import shutil
 from dataclasses import dataclass, field
 
@@ -13,6 +12,7 @@ import nbformat
 
 from . import tamper
 from .cells import grade_id, graded_cells, is_manual
+from .messages import Status, StudentRecord
 from .repairs import Broken, repair
 
 
@@ -102,26 +102,29 @@ def _repair(path, dest, released, protected, key, done):
     done.notes += repaired
 
 
-def prepare_student(batch, student):
-    """(record, grade it?) for one student of the batch. The record is what results/<student>.json will hold;
-    the student is not graded again when preparing failed, or when the submission, the lesson, the configuration
-    and the grader are all unchanged since it was graded (its last record is kept then)."""
-    course, lesson = batch.course, batch.lesson
-    key = hashlib.sha256(batch.fingerprint.encode())
-    done = prepare(course.submitted / student / lesson, batch.out / "sanitized" / student / lesson, batch.release, key)
-    record = {"student": student, "key": key.hexdigest(), "notes": done.notes, "flags": done.flags}
+def prepare_student(course, release, out, student, fingerprint, force=False, scored=frozenset()):
+    """(record, grade it?) for one student: a messages.StudentRecord, what results/<student>.json will hold. `out` is
+    the lesson's runs/ folder (its sanitized/ and results/), `fingerprint` that of the lesson, the configuration and
+    the grader, `scored` the students the gradebook has scores for. The student is not graded again when preparing
+    failed, or when the submission and the fingerprint are unchanged since it was graded (its last record is kept
+    then), unless `force`."""
+    key = hashlib.sha256(fingerprint.encode())
+    lesson = release.lesson
+    done = prepare(course.submitted / student / lesson, out / "sanitized" / student / lesson, release, key)
+    record = StudentRecord(student, key=key.hexdigest(), notes=done.notes, flags=done.flags)
     if done.failure:
-        return dict(record, status="failed", reason=done.failure, seconds=0.0), False
-    previous = batch.out / "results" / f"{student}.json"
-    old = json.loads(previous.read_text()) if previous.exists() else None
-    unchanged = old and old.get("key") == record["key"] and not batch.settings.force
-    kept_out = old and old.get("status") == "graded" and "scores" in old  # a made-up id: scores in its record
-    if unchanged and (old["status"] == "failed" or kept_out or _graded(batch, student)):
+        record.status, record.reason = Status.FAILED, done.failure
+        return record, False
+    old = StudentRecord.read(out / "results" / f"{student}.json")
+    if old is None or old.key != record.key or force:
+        return record, True
+    kept_out = old.status is Status.GRADED and old.scores is not None  # a made-up id: scores in its record
+    if old.failed or kept_out or (_in_place(course, release, student) and student in scored):
         return old, False
     return record, True
 
 
-def _graded(batch, student):
-    """True if the student's graded notebooks and scores are in place (a run stopped half-way may lack them)."""
-    folder = batch.course.autograded / student / batch.lesson
-    return all((folder / f"{nb}.ipynb").is_file() for nb in batch.release.notebooks) and student in batch.scores_before
+def _in_place(course, release, student):
+    """True if the student's graded notebooks are in place (a run stopped half-way may lack them)."""
+    folder = course.autograded / student / release.lesson
+    return all((folder / f"{nb}.ipynb").is_file() for nb in release.notebooks)

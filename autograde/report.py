@@ -21,46 +21,46 @@ def fmt(x):
     return "" if x is None else f"{x:g}"
 
 
-def student_status(res, cells, columns, reviewed):
-    """The status of a graded student: failed to run (...), needs manual grading, graded."""
-    if res["status"] == "failed":
-        return f"failed to run ({res['reason']})"
+def student_status(record, cells, columns, flags, reviewed):
+    """(status, reason) of a student a worker graded (a messages.StudentRecord): failed to run (and why), needs
+    manual grading (a score waits for a human, or a flag for review), or graded."""
+    if record.failed:
+        return Status.FAILED, record.reason
     pending = any(cells.get(cid, (None, 0))[0] is None for cid, _ in columns)
-    flagged = res.get("flags") and res["student"] not in reviewed
-    return "needs manual grading" if pending or flagged else "graded"
+    flagged = flags and record.student not in reviewed
+    return (Status.NEEDS_MANUAL if pending or flagged else Status.GRADED), ""
 
 
-def rows_for(entries, results, scores, columns, reviewed):
-    """One row per entry (submitted file)."""
+def rows_for(entries, records, scores, columns, reviewed):
+    """One row per entry (submitted file, collect.Entry); records: {student: messages.StudentRecord}."""
     rows = []
     for entry in entries:
-        res = results.get(entry.student)
+        record = records.get(entry.student)
         row = {"student": entry.student, "file": entry.file}
         flags = list(entry.flags)
         notes = list(entry.notes)
         if entry.status:  # superseded, extra file: not graded as such
-            status, cells = entry.status, {}
-        elif res is None:
-            status, cells = "failed to run (no notebook submitted)", {}
+            (status, reason), cells = (entry.status, entry.reason), {}
+        elif record is None:
+            (status, reason), cells = (Status.FAILED, "no notebook submitted"), {}
         else:
-            cells = scores.get(entry.student, {}) if res["status"] != "failed" else {}
-            flags += [f for f in res.get("flags", []) if f not in flags]
-            notes += [n for n in res.get("notes", []) if n not in notes]
-            status = student_status(dict(res, flags=flags), cells, columns, reviewed)
+            cells = scores.get(entry.student, {}) if not record.failed else {}
+            flags += [f for f in record.flags if f not in flags]
+            notes += [n for n in record.notes if n not in notes]
+            status, reason = student_status(record, cells, columns, flags, reviewed)
         for cid, _ in columns:
             row[cid] = fmt(cells[cid][0]) if cid in cells else ""
         known = [cells[cid][0] for cid, _ in columns if cid in cells and cells[cid][0] is not None]
         row["total"] = fmt(sum(known)) if cells else ""
         row["max"] = fmt(sum(p for _, p in columns))
-        row["status"], row["reason"] = Status.parse(status)
-        row["status"] = row["status"].value
+        row["status"], row["reason"] = Status(status).value, reason
         row["flags"] = "; ".join(flags) + (" (reviewed)" if flags and entry.student in reviewed else "")
         row["notes"] = "; ".join(notes)
         rows.append(row)
     return rows
 
 
-NOT_SUBMITTED = "not submitted"
+NOT_SUBMITTED = Status.NOT_SUBMITTED.value
 
 
 def not_submitted_rows(expected, rows, columns):
@@ -84,20 +84,16 @@ def write(out, lesson, columns, rows, isolation):
     write_summary(out, lesson, columns, rows, isolation)
 
 
-def _kind(status):
-    return status.split(" (")[0]
-
-
 def write_summary(out, lesson, columns, rows, isolation):
-    graded = [r for r in rows if _kind(r["status"]) in ("graded", "needs manual grading")]
+    graded = [r for r in rows if r["status"] in (Status.GRADED, Status.NEEDS_MANUAL)]
     lines = [
         f"Lesson {lesson}: {sum(r['status'] != NOT_SUBMITTED for r in rows)} submitted files, "
         f"{len({r['student'] for r in rows})} students",
         f"Isolation: {isolation}",
         "",
     ]
-    for status in sorted({_kind(r["status"]) for r in rows}):
-        lines.append(f"  {status:<22} {sum(_kind(r['status']) == status for r in rows)}")
+    for status in sorted({r["status"] for r in rows}):
+        lines.append(f"  {status:<22} {sum(r['status'] == status for r in rows)}")
     lines += [
         "",
         f"{'question (grade cell)':<32} {'max':>4} {'n':>4} {'mean':>6} {'full':>6} {'zero':>6} {'pending':>8}",
@@ -119,7 +115,7 @@ def write_summary(out, lesson, columns, rows, isolation):
             f"total: mean {sum(totals) / len(totals):.2f} of {rows[0]['max']}, "
             f"min {min(totals):g}, max {max(totals):g} over {len(totals)} graded submissions",
         ]
-    failed = [r for r in rows if r["status"].startswith("failed")]
+    failed = [r for r in rows if r["status"] == Status.FAILED]
     if failed:
         lines += ["", "Could not be graded (no score; look at submitted/<student>/ and logs/<student>.log):"]
         lines += [f"  {r['student']} ({r['file']}): {r['status']} ({r.get('reason', '')})" for r in failed]
@@ -131,9 +127,8 @@ def write_summary(out, lesson, columns, rows, isolation):
             "reviewed.txt once checked):",
         ]
         lines += [f"  {r['student']}: {r['flags']}" for r in flagged]
-    other = [
-        r for r in rows if _kind(r["status"]) not in ("graded", "needs manual grading", "failed to run", NOT_SUBMITTED)
-    ]
+    graded_or_not = (Status.GRADED, Status.NEEDS_MANUAL, Status.FAILED, Status.NOT_SUBMITTED)
+    other = [r for r in rows if r["status"] not in graded_or_not]
     if other:
         lines += ["", "Files not graded themselves:"] + [
             f"  {r['student']} ({r['file']}): {r['status']}" for r in other
@@ -141,7 +136,7 @@ def write_summary(out, lesson, columns, rows, isolation):
     missing = [r["student"] for r in rows if r["status"] == NOT_SUBMITTED]
     if missing:
         lines += ["", "Not submitted (on the roster or in nbgrader's student list): " + ", ".join(missing)]
-    manual = [r["student"] for r in rows if r["status"] == "needs manual grading"]
+    manual = [r["student"] for r in rows if r["status"] == Status.NEEDS_MANUAL]
     if manual:
         lines += ["", "Needs manual grading (nbgrader formgrader, or review the flags): " + ", ".join(manual)]
     (out / "summary.txt").write_text("\n".join(lines) + "\n")

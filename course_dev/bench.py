@@ -337,50 +337,8 @@ def bench_grading(lesson, count, workers, timeout, log):
     without the sandbox, on the same synthetic submissions, each in its own fresh copy of the course."""
     entry = {"lesson": lesson, "submissions": count}
     with tempfile.TemporaryDirectory(prefix="bench_grading_") as folder:
-        stock_course = copy_course(Path(folder) / "stock", [lesson])
-        subprocess.run(
-            [sys.executable, "-m", "course_dev.release", "--root", str(stock_course), lesson],
-            cwd=stock_course,
-            check=True,
-            capture_output=True,
-            text=True,
-        )
-        submissions = synthetic_submissions(stock_course, lesson, count)
-        copies = {}
-        for name in ("course", "full", "nosandbox"):  # released like the stock course (gradebook included)
-            copies[name] = Path(folder) / name
-            shutil.copytree(stock_course, copies[name])
-        for student, nb in submissions.items():
-            target = (stock_course / "grading") / "submitted" / student / lesson
-            target.mkdir(parents=True)
-            nbformat.write(nb, str(target / f"{lesson}.ipynb"))
-        flat = Path(folder) / "submissions"
-        flat.mkdir()
-        for student, nb in submissions.items():  # nbgrader zip_collect naming
-            nbformat.write(nb, str(flat / f"{student}_{lesson}.ipynb"))
-
-        log(f"  grading: stock nbgrader autograde, {count} submissions of {lesson}")
-        start = time.perf_counter()
-        stock = subprocess.run(
-            [sys.executable, "-m", "nbgrader", "autograde", lesson],
-            cwd=stock_course,
-            env={**os.environ, "AUTOGRADE_FULL": "1"},  # stock: every cell (the course's config would prune)
-            capture_output=True,
-            text=True,
-            timeout=timeout,
-        )
-        seconds = time.perf_counter() - start
-        graded = len(list(((stock_course / "grading") / "autograded").glob(f"*/{lesson}/{lesson}.ipynb")))
-        entry["stock"] = {
-            "command": f"nbgrader autograde {lesson}",
-            "seconds": seconds,
-            "graded": graded,
-            "returncode": stock.returncode,
-            "per_minute": 60 * count / seconds,
-        }
-        if stock.returncode != 0 or graded != count:
-            entry["stock"]["failure"] = (stock.stderr or stock.stdout)[-1500:]
-
+        stock_course, copies, flat = _grading_courses(Path(folder), lesson, count)
+        entry["stock"] = _run_stock(stock_course, lesson, count, timeout, log)
         for key, sandbox, full in (("course", True, False), ("full", True, True), ("nosandbox", False, False)):
             out = Path(folder) / f"{key}_out"
             label = ("sandbox on" if sandbox else "no sandbox") + (", every cell (--full)" if full else "")
@@ -390,19 +348,77 @@ def bench_grading(lesson, count, workers, timeout, log):
                 run["speed_up"] = run["per_minute"] / entry["stock"]["per_minute"]
                 run["disagreements"] = compare_scores(stock_course, lesson, out / "grades.csv")
             entry[key] = run
-        timings = entry["course"].get("phases") or {}
-        if timings.get("canary_worker_seconds") and "failure" not in entry["course"]:
-            # the lesson's own answers, graded alongside the first students (nothing recorded before they pass):
-            # their share of the workers' time, and that share of the batch's wall-clock time
-            canary = timings["canary_worker_seconds"]
-            share = canary / (canary + sum(timings.get("worker_phases_summed", {}).values()))
-            entry["canary_cost"] = share
-            entry["canary_seconds"] = share * entry["course"]["seconds"]
-        if "speed_up" in entry["course"]:
-            entry["speed_up"] = entry["course"]["speed_up"]
-            if "speed_up" in entry["nosandbox"]:
-                entry["sandbox_cost"] = entry["course"]["seconds"] / entry["nosandbox"]["seconds"] - 1
+    _grading_costs(entry)
     return entry
+
+
+def _grading_courses(folder, lesson, count):
+    """(the stock course with the submissions in its submitted/, {key: a copy of it released the same way}, the
+    submissions as one flat folder of zip_collect names) for the grading benchmark, in `folder`."""
+    stock_course = copy_course(folder / "stock", [lesson])
+    subprocess.run(
+        [sys.executable, "-m", "course_dev.release", "--root", str(stock_course), lesson],
+        cwd=stock_course,
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+    submissions = synthetic_submissions(stock_course, lesson, count)
+    copies = {}
+    for name in ("course", "full", "nosandbox"):  # released like the stock course (gradebook included)
+        copies[name] = folder / name
+        shutil.copytree(stock_course, copies[name])
+    for student, nb in submissions.items():
+        target = (stock_course / "grading") / "submitted" / student / lesson
+        target.mkdir(parents=True)
+        nbformat.write(nb, str(target / f"{lesson}.ipynb"))
+    flat = folder / "submissions"
+    flat.mkdir()
+    for student, nb in submissions.items():  # nbgrader zip_collect naming
+        nbformat.write(nb, str(flat / f"{student}_{lesson}.ipynb"))
+    return stock_course, copies, flat
+
+
+def _run_stock(stock_course, lesson, count, timeout, log):
+    """Stock `nbgrader autograde` of the submitted folder, every cell: its seconds, and how many it graded."""
+    log(f"  grading: stock nbgrader autograde, {count} submissions of {lesson}")
+    start = time.perf_counter()
+    stock = subprocess.run(
+        [sys.executable, "-m", "nbgrader", "autograde", lesson],
+        cwd=stock_course,
+        env={**os.environ, "AUTOGRADE_FULL": "1"},  # stock: every cell (the course's config would prune)
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+    seconds = time.perf_counter() - start
+    graded = len(list(((stock_course / "grading") / "autograded").glob(f"*/{lesson}/{lesson}.ipynb")))
+    run = {
+        "command": f"nbgrader autograde {lesson}",
+        "seconds": seconds,
+        "graded": graded,
+        "returncode": stock.returncode,
+        "per_minute": 60 * count / seconds,
+    }
+    if stock.returncode != 0 or graded != count:
+        run["failure"] = (stock.stderr or stock.stdout)[-1500:]
+    return run
+
+
+def _grading_costs(entry):
+    """The canary's and the sandbox's share of the course's grading run, and its speed-up, into `entry`."""
+    timings = entry["course"].get("phases") or {}
+    if timings.get("canary_worker_seconds") and "failure" not in entry["course"]:
+        # the lesson's own answers, graded alongside the first students (nothing recorded before they pass):
+        # their share of the workers' time, and that share of the batch's wall-clock time
+        canary = timings["canary_worker_seconds"]
+        share = canary / (canary + sum(timings.get("worker_phases_summed", {}).values()))
+        entry["canary_cost"] = share
+        entry["canary_seconds"] = share * entry["course"]["seconds"]
+    if "speed_up" in entry["course"]:
+        entry["speed_up"] = entry["course"]["speed_up"]
+        if "speed_up" in entry["nosandbox"]:
+            entry["sandbox_cost"] = entry["course"]["seconds"] / entry["nosandbox"]["seconds"] - 1
 
 
 def answered_notebook(lesson, folder):
@@ -483,100 +499,71 @@ def _mark(value, budget):
 
 def _grading_rows(grading):
     """The table's rows for one lesson's grading entry (bench_grading)."""
-    rows = []
-    what = f"{grading['submissions']} submissions of {grading['lesson']}"
-    same = f"same submissions of {grading['lesson'][:2]}"
-    stock = grading["stock"]
-    if "failure" in stock:
-        rows.append(
-            (
-                "grading",
-                f"nbgrader autograde (stock), {what}",
-                f"failed (exit {stock['returncode']}, {stock['graded']} graded)",
-                "—",
-                "ERROR ✗",
-            )
-        )
-    else:
-        rows.append(
-            (
-                "grading",
-                f"nbgrader autograde (stock), {what}",
-                f"{stock['per_minute']:.1f} /min ({stock['seconds']:.0f} s)",
-                "—",
-                "",
-            )
-        )
+    rows = [_stock_row(grading)]
     for key, label in (("course", "python -m autograde"), ("nosandbox", "python -m autograde --no-sandbox")):
         course = grading.get(key)
-        if course is None:
-            continue
-        label += f" --workers {course['workers']}" if course.get("workers") else ""
-        if "missing" in course:
-            rows.append(
-                (
-                    "grading",
-                    f"{label}, {same}",
-                    f"n/a ({course['missing']})",
-                    "—",
-                    "n/a",
-                )
-            )
-        elif "failure" in course:
-            rows.append(
-                (
-                    "grading",
-                    f"{label}, {same}",
-                    f"failed (exit {course['returncode']})",
-                    "—",
-                    "ERROR ✗",
-                )
-            )
-        else:
-            differ = course.get("disagreements")
-            agreement = (
-                "scores not compared"
-                if differ is None
-                else "same scores as stock"
-                if not differ
-                else f"{len(differ)} cell scores differ from stock"
-            )
-            speed = course.get("speed_up", float("nan"))
-            budget, status = "≥ 3× stock", ("CHECK ✗" if differ else "" if speed >= 3 else "UNDER ✗")
-            if key == "full":  # every cell executed: what pruning saves (autograde/prune.py)
-                budget, status = "—", "CHECK ✗" if differ else ""
-            if key == "nosandbox":
-                budget = "sandbox costs ≤ 10 %"
-                cost = grading.get("sandbox_cost")
-                status = "CHECK ✗" if differ else ("" if cost is None or cost <= 0.10 else "OVER ✗")
-            rows.append(
-                (
-                    "grading",
-                    f"{label}, {same}",
-                    f"{course['per_minute']:.1f} /min ({course['seconds']:.0f} s; {speed:.2f}× stock; {agreement})",
-                    budget,
-                    status,
-                )
-            )
+        if course is not None:
+            label += f" --workers {course['workers']}" if course.get("workers") else ""
+            rows.append(_course_row(grading, key, course, label))
+    return rows + _cost_rows(grading)
+
+
+def _stock_row(grading):
+    """Stock `nbgrader autograde` on the submissions."""
+    what = f"{grading['submissions']} submissions of {grading['lesson']}"
+    stock = grading["stock"]
+    if "failure" in stock:
+        measured, status = f"failed (exit {stock['returncode']}, {stock['graded']} graded)", "ERROR ✗"
+    else:
+        measured, status = f"{stock['per_minute']:.1f} /min ({stock['seconds']:.0f} s)", ""
+    return ("grading", f"nbgrader autograde (stock), {what}", measured, "—", status)
+
+
+def _course_row(grading, key, course, label):
+    """The course's grader on the same submissions (`key`: course, nosandbox), against stock."""
+    item = f"{label}, same submissions of {grading['lesson'][:2]}"
+    if "missing" in course:
+        return ("grading", item, f"n/a ({course['missing']})", "—", "n/a")
+    if "failure" in course:
+        return ("grading", item, f"failed (exit {course['returncode']})", "—", "ERROR ✗")
+    differ = course.get("disagreements")
+    agreement = (
+        "scores not compared"
+        if differ is None
+        else "same scores as stock"
+        if not differ
+        else f"{len(differ)} cell scores differ from stock"
+    )
+    speed = course.get("speed_up", float("nan"))
+    budget, status = "≥ 3× stock", ("CHECK ✗" if differ else "" if speed >= 3 else "UNDER ✗")
+    if key == "full":  # every cell executed: what pruning saves (autograde/prune.py)
+        budget, status = "—", "CHECK ✗" if differ else ""
+    if key == "nosandbox":
+        budget = "sandbox costs ≤ 10 %"
+        cost = grading.get("sandbox_cost")
+        status = "CHECK ✗" if differ else ("" if cost is None or cost <= 0.10 else "OVER ✗")
+    measured = f"{course['per_minute']:.1f} /min ({course['seconds']:.0f} s; {speed:.2f}× stock; {agreement})"
+    return ("grading", item, measured, budget, status)
+
+
+def _cost_rows(grading):
+    """What the sandbox and the canary cost, when measured."""
+    rows = []
     if grading.get("sandbox_cost") is not None:
+        cost = grading["sandbox_cost"]
         rows.append(
-            (
-                "grading",
-                "cost of the sandbox",
-                f"{100 * grading['sandbox_cost']:+.0f} %",
-                "≤ 10 %",
-                "" if grading["sandbox_cost"] <= 0.10 else "OVER ✗",
-            )
+            ("grading", "cost of the sandbox", f"{100 * cost:+.0f} %", "≤ 10 %", "" if cost <= 0.10 else "OVER ✗")
         )
     if grading.get("canary_cost") is not None:
+        cost = grading["canary_cost"]
         rows.append(
             (
                 "grading",
                 f"cost of the canary (solution and blank graded first), share of the {grading['submissions']}"
                 "-submission batch",
-                f"{100 * grading['canary_cost']:.0f} % ({grading['canary_seconds']:.1f} s)",
+                f"{100 * cost:.0f} % ({grading['canary_seconds']:.1f} s)",
                 "≤ 10 %",
-                "" if grading["canary_cost"] <= 0.10 else "OVER ✗",
+                "" if cost <= 0.10 else "OVER ✗",
             )
         )
     return rows
@@ -584,95 +571,97 @@ def _grading_rows(grading):
 
 def table_rows(results):
     """(part, item, measured, budget, status) rows for every measurement in `results`."""
-    rows = []
-    nbs = results.get("notebooks")
-    if nbs:
-        floor = nbs["floor"]["median_s"]
-        rows.append(("notebooks", "floor: kernel + imports", f"{floor:.1f} s", "—", ""))
-        for name, entry in nbs["lessons"].items():
-            ratio_budget = entry.get("floor_ratio_budget")
-            within = entry["median_s"] <= entry["budget_s"] and (
-                ratio_budget is None or entry["ratio_to_floor"] <= ratio_budget
-            )
-            status = "ERROR ✗" if entry["errors"] else "ok" if within else "OVER ✗"
-            budget = f"≤ {entry['budget_s']:.0f} s" + (
-                f", ≤ {ratio_budget:.0f}× floor" if ratio_budget else " (capstone)"
-            )
-            rows.append(
-                ("notebooks", name, f"{entry['median_s']:.1f} s ({entry['ratio_to_floor']:.1f}× floor)", budget, status)
-            )
-        core = nbs.get("core_lessons", list(nbs["lessons"]))
-        if core:
-            rows.append(
-                (
-                    "notebooks",
-                    f"lessons {core[0][:2]}–{core[-1][:2]} together ({len(core)} notebooks)",
-                    f"{nbs['total_s']:.1f} s",
-                    f"≤ {nbs['total_budget_s']:.0f} s",
-                    _mark(nbs["total_s"], nbs["total_budget_s"]),
-                )
-            )
-        if len(core) < len(nbs["lessons"]):
-            rows.append(("notebooks", f"all {len(nbs['lessons'])} lessons", f"{nbs['all_lessons_s']:.1f} s", "—", ""))
+    rows = _notebook_rows(results.get("notebooks"))
     for grading in [results.get("grading"), *results.get("grading_more", [])]:
         if grading:
             rows += _grading_rows(grading)
     for entry in results.get("prune", {}).get("lessons", []):
         rows += _prune_rows(entry)
-    widgets = results.get("widgets")
-    if widgets:
-        budget = f"median ≤ {REDRAW_MEDIAN_MS:.0f} ms, p90 ≤ {REDRAW_P90_MS:.0f} ms"
-        if not widgets["explorers"]:
-            rows.append(("widgets", "no explorers found", "—", budget, ""))
-        for entry in widgets["explorers"]:
-            item = f"{entry['lesson']} #{entry['explorer']} ({', '.join(entry['controls']) or 'no controls'})"
-            if "median_ms" not in entry:
-                rows.append(("widgets", item, "no redraws measured", budget, "n/a"))
-                continue
-            problems = entry["missed"] or any(s != "figure" for s in entry["statuses"])
-            within = entry["median_ms"] <= REDRAW_MEDIAN_MS and entry["p90_ms"] <= REDRAW_P90_MS
-            status = "ERROR ✗" if problems else "ok" if within else "OVER ✗"
-            measured = f"median {entry['median_ms']:.0f} ms, p90 {entry['p90_ms']:.0f} ms"
-            rows.append(("widgets", item, measured, budget, status))
-    for entry in (results.get("paint") or {}).get("explorers", []):
-        if "failed" in entry:
-            item = f"{entry['lesson']} #{entry['explorer']}, typed change → image painted (Chromium)"
-            rows.append(
-                (
-                    "paint",
-                    item,
-                    f"no new image: {entry['failed'][:60]}",
-                    f"median ≤ {PAINT_MEDIAN_MS:.0f} ms",
-                    "ERROR ✗",
-                )
-            )
-            continue
+    rows += _widget_rows(results.get("widgets"))
+    rows += [_paint_row(entry) for entry in (results.get("paint") or {}).get("explorers", [])]
+    return rows + _memory_rows(results.get("memory"))
+
+
+def _notebook_rows(nbs):
+    """Each lesson's run time against its budget, the floor, and the lessons together."""
+    if not nbs:
+        return []
+    floor = nbs["floor"]["median_s"]
+    rows = [("notebooks", "floor: kernel + imports", f"{floor:.1f} s", "—", "")]
+    for name, entry in nbs["lessons"].items():
+        ratio_budget = entry.get("floor_ratio_budget")
+        within = entry["median_s"] <= entry["budget_s"] and (
+            ratio_budget is None or entry["ratio_to_floor"] <= ratio_budget
+        )
+        status = "ERROR ✗" if entry["errors"] else "ok" if within else "OVER ✗"
+        budget = f"≤ {entry['budget_s']:.0f} s" + (f", ≤ {ratio_budget:.0f}× floor" if ratio_budget else " (capstone)")
+        rows.append(
+            ("notebooks", name, f"{entry['median_s']:.1f} s ({entry['ratio_to_floor']:.1f}× floor)", budget, status)
+        )
+    core = nbs.get("core_lessons", list(nbs["lessons"]))
+    if core:
         rows.append(
             (
-                "paint",
-                f"{entry['lesson']} #{entry['explorer']}, typed change → image painted (Chromium)",
-                f"median {entry['median_ms']:.0f} ms, p90 {entry['p90_ms']:.0f} ms (kernel "
-                f"{entry['kernel_median_ms'] or 0:.0f}, decode {entry['decode_median_ms']:.0f}, round trip "
-                f"{entry['round_trip_median_ms']:.0f})",
-                f"median ≤ {PAINT_MEDIAN_MS:.0f} ms",
-                "ok" if entry["median_ms"] <= PAINT_MEDIAN_MS else "OVER ✗",
+                "notebooks",
+                f"lessons {core[0][:2]}–{core[-1][:2]} together ({len(core)} notebooks)",
+                f"{nbs['total_s']:.1f} s",
+                f"≤ {nbs['total_budget_s']:.0f} s",
+                _mark(nbs["total_s"], nbs["total_budget_s"]),
             )
         )
-    memory = results.get("memory")
-    if memory:
-        if memory["biggest"]:
-            rows.append(
-                (
-                    "memory",
-                    f"peak RSS, biggest notebook ({memory['biggest']})",
-                    f"{memory['peak_rss_mib']:.0f} MiB",
-                    "—",
-                    "",
-                )
-            )
-        else:
-            rows.append(("memory", "peak RSS", "unknown", "—", "n/a"))
+    if len(core) < len(nbs["lessons"]):
+        rows.append(("notebooks", f"all {len(nbs['lessons'])} lessons", f"{nbs['all_lessons_s']:.1f} s", "—", ""))
     return rows
+
+
+def _widget_rows(widgets):
+    """Each explorer's redraw time (kernel side) against its budget."""
+    if not widgets:
+        return []
+    budget = f"median ≤ {REDRAW_MEDIAN_MS:.0f} ms, p90 ≤ {REDRAW_P90_MS:.0f} ms"
+    rows = [] if widgets["explorers"] else [("widgets", "no explorers found", "—", budget, "")]
+    for entry in widgets["explorers"]:
+        item = f"{entry['lesson']} #{entry['explorer']} ({', '.join(entry['controls']) or 'no controls'})"
+        if "median_ms" not in entry:
+            rows.append(("widgets", item, "no redraws measured", budget, "n/a"))
+            continue
+        problems = entry["missed"] or any(s != "figure" for s in entry["statuses"])
+        within = entry["median_ms"] <= REDRAW_MEDIAN_MS and entry["p90_ms"] <= REDRAW_P90_MS
+        status = "ERROR ✗" if problems else "ok" if within else "OVER ✗"
+        measured = f"median {entry['median_ms']:.0f} ms, p90 {entry['p90_ms']:.0f} ms"
+        rows.append(("widgets", item, measured, budget, status))
+    return rows
+
+
+def _paint_row(entry):
+    """One explorer's typed change to painted image, in Chromium."""
+    item = f"{entry['lesson']} #{entry['explorer']}, typed change → image painted (Chromium)"
+    budget = f"median ≤ {PAINT_MEDIAN_MS:.0f} ms"
+    if "failed" in entry:
+        return ("paint", item, f"no new image: {entry['failed'][:60]}", budget, "ERROR ✗")
+    measured = (
+        f"median {entry['median_ms']:.0f} ms, p90 {entry['p90_ms']:.0f} ms (kernel "
+        f"{entry['kernel_median_ms'] or 0:.0f}, decode {entry['decode_median_ms']:.0f}, round trip "
+        f"{entry['round_trip_median_ms']:.0f})"
+    )
+    return ("paint", item, measured, budget, "ok" if entry["median_ms"] <= PAINT_MEDIAN_MS else "OVER ✗")
+
+
+def _memory_rows(memory):
+    """The biggest notebook's peak memory."""
+    if not memory:
+        return []
+    if memory["biggest"]:
+        return [
+            (
+                "memory",
+                f"peak RSS, biggest notebook ({memory['biggest']})",
+                f"{memory['peak_rss_mib']:.0f} MiB",
+                "—",
+                "",
+            )
+        ]
+    return [("memory", "peak RSS", "unknown", "—", "n/a")]
 
 
 def format_table(rows):

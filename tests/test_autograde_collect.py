@@ -8,6 +8,7 @@ import zipfile
 from types import SimpleNamespace
 
 from autograde import collect, report
+from autograde.messages import Status
 
 L = "01_why_attention"
 
@@ -83,14 +84,13 @@ def test_every_file_is_listed_even_the_ones_not_read(tmp_path):
         zf.writestr(f"cy_{L}.ipynb", notebook("rnn-step"))
         zf.writestr("__MACOSX/._cy.ipynb", "resource fork")
     entries = collect.collect_folder(course(tmp_path), L, folder)
-    status = {e.file: e.status for e in entries}
+    status = {e.file: (e.status, e.reason) for e in entries}
     assert len(entries) == 7
-    assert status[f"ada_{L}.ipynb"] == "" and status[f"cy.zip:cy_{L}.ipynb"] == ""
-    assert status[f".bob_{L}.ipynb"].startswith("not graded (a hidden file")
-    assert status[".DS_Store"].startswith("not graded (a hidden file")
-    assert status["cy.zip:__MACOSX/._cy.ipynb"].startswith("not graded (a hidden file")
-    assert status["elsewhere.txt"].startswith("not graded (outside archive/")
-    assert status[f"eve_{L}.ipynb"] == "not graded (a symbolic link)"
+    assert status[f"ada_{L}.ipynb"] == (None, "") and status[f"cy.zip:cy_{L}.ipynb"] == (None, "")
+    hidden = (Status.NOT_GRADED, collect.HIDDEN)
+    assert status[f".bob_{L}.ipynb"] == status[".DS_Store"] == status["cy.zip:__MACOSX/._cy.ipynb"] == hidden
+    assert status["elsewhere.txt"][0] is Status.NOT_GRADED and status["elsewhere.txt"][1].startswith("outside archive/")
+    assert status[f"eve_{L}.ipynb"] == (Status.NOT_GRADED, "a symbolic link")
 
 
 def test_a_notebook_of_another_lesson_is_never_graded_as_this_one(tmp_path):
@@ -103,10 +103,11 @@ def test_a_notebook_of_another_lesson_is_never_graded_as_this_one(tmp_path):
             "max_Untitled.ipynb": notebook("rnn-step"),  # renamed, this lesson's cells: graded
         },
     )
-    assert found[f"kim_{L}.ipynb"].status == "" and found[f"kim_{L}.ipynb"].target == f"{L}.ipynb"
-    assert found["kim_11_attention_at_scale.ipynb"].status == "not this lesson (looks like 11_attention_at_scale)"
-    assert found["lee_Untitled.ipynb"].status == "not this lesson (looks like 11_attention_at_scale)"
-    assert found["max_Untitled.ipynb"].status == "" and found["max_Untitled.ipynb"].target == f"{L}.ipynb"
+    other = (Status.NOT_THIS_LESSON, "looks like 11_attention_at_scale")
+    assert found[f"kim_{L}.ipynb"].status is None and found[f"kim_{L}.ipynb"].target == f"{L}.ipynb"
+    assert (found["kim_11_attention_at_scale.ipynb"].status, found["kim_11_attention_at_scale.ipynb"].reason) == other
+    assert (found["lee_Untitled.ipynb"].status, found["lee_Untitled.ipynb"].reason) == other
+    assert found["max_Untitled.ipynb"].status is None and found["max_Untitled.ipynb"].target == f"{L}.ipynb"
     assert (tmp_path / "submitted" / "kim" / L / f"{L}.ipynb").read_text() == notebook("rnn-step")
     assert not (tmp_path / "submitted" / "lee").exists()
 
@@ -163,7 +164,7 @@ def test_canvas_resubmissions_are_ordered_by_the_attachment_id_as_a_number(tmp_p
     )
     assert_right_latest(tmp_path, chosen, ["lovelaceada", "hopper"])
     assert chosen["lovelaceada"] == f"lovelaceada_2001_10001_{L}-1.ipynb"
-    assert found[f"lovelaceada_2001_9999_{L}.ipynb"].status.startswith("superseded")
+    assert found[f"lovelaceada_2001_9999_{L}.ipynb"].status is Status.SUPERSEDED
     assert not any("does not say which is later" in f for e in found.values() for f in e.flags)
 
 
@@ -272,7 +273,8 @@ def test_a_file_no_person_can_be_read_from_gets_its_own_row(tmp_path):
     )
     assert sorted(chosen) == ["ada", "grace"]
     for name in (f"{L}.ipynb", f"{L} (1).ipynb"):
-        assert found[name].student == collect.UNKNOWN and "no person can be read" in found[name].status
+        assert found[name].student == collect.UNKNOWN and found[name].status is Status.NOT_GRADED
+        assert "no person can be read" in found[name].reason
     assert not (tmp_path / "submitted" / collect.UNKNOWN).exists() and not (tmp_path / "submitted" / "01").exists()
 
 

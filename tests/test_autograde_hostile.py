@@ -128,7 +128,7 @@ def test_any_mutant_gets_one_row_and_leaves_the_honest_control_as_it_was(tmp_pat
     entries = collect.collect_folder(course(tmp_path), L, downloads)
     assert sorted(e.file for e in entries) == [f"ada_{L}.ipynb", f"mallory_{L}.ipynb"]
     ada = next(e for e in entries if e.student == "ada")
-    assert ada.status == "" and (tmp_path / "submitted" / "ada" / L / f"{L}.ipynb").read_bytes() == honest()
+    assert ada.status is None and (tmp_path / "submitted" / "ada" / L / f"{L}.ipynb").read_bytes() == honest()
     result, failure = prepared(tmp_path, "mallory", raw)
     assert failure or nbformat.validate(nbformat.reads(result.decode(), as_version=4)) is None
     alone = tmp_path_factory.mktemp("alone")

@@ -6,7 +6,7 @@ import json
 import pytest
 
 from autograde.batch import PHASES, Timings
-from autograde.messages import FeedbackJob, GradeJob, Result, read_job
+from autograde.messages import FeedbackJob, GradeJob, Result, Status, StudentRecord, read_job
 
 
 def grade_job():
@@ -34,6 +34,20 @@ def test_every_message_reads_back_as_it_was_written():
     result = Result("ada", ok=True, flags=["at run time: x"], results={"notebooks": {}}, seconds=1.5)
     assert Result.read(result.line()) == result
     assert job.line().endswith("\n") and "\n" not in job.line()[:-1], "one line per message"
+
+
+def test_a_student_record_reads_back_and_a_foreign_one_is_not_read(tmp_path):
+    """results/<student>.json: a StudentRecord written is read back equal, its status a Status; a record this grader
+    did not write (an unknown field, an unknown status) reads as None, so the student is graded again."""
+    record = StudentRecord("ada", key="k", status=Status.FAILED, reason="invalid JSON", flags=["x"], seconds=1.5)
+    record.write(tmp_path / "ada.json")
+    back = StudentRecord.read(tmp_path / "ada.json")
+    assert back == record and back.status is Status.FAILED and back.failed
+    assert json.loads((tmp_path / "ada.json").read_text())["status"] == "failed to run"
+    for foreign in ({"student": "ada", "status": "failed"}, {"student": "ada", "studnet": "x"}, ["ada"]):
+        (tmp_path / "old.json").write_text(json.dumps(foreign))
+        assert StudentRecord.read(tmp_path / "old.json") is None
+    assert StudentRecord.read(tmp_path / "missing.json") is None
 
 
 def test_a_misspelt_or_missing_field_fails_where_it_is_read():

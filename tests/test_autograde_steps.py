@@ -10,6 +10,7 @@ from nbgrader.api import Gradebook
 
 from autograde import collect, execute, gradebook, report, sandbox
 from autograde.errors import GradingError
+from autograde.messages import Status, StudentRecord
 from autograde.roster import names as names_in
 from autograde.roster import read as read_roster
 
@@ -67,7 +68,7 @@ def test_resubmission_the_latest_attempt_wins(tmp_path):
     entries = collect.collect_folder(course_for(tmp_path), "01_why_attention", folder)
     early = next(e for e in entries if "09-00" in e.file)
     late = next(e for e in entries if "11-00" in e.file)
-    assert early.status.startswith("superseded") and not late.status
+    assert early.status is Status.SUPERSEDED and not late.status
     assert (tmp_path / "submitted" / "ada" / "01_why_attention" / "01_why_attention.ipynb").read_text() == "late"
 
 
@@ -241,14 +242,14 @@ def test_rows_one_per_file_with_statuses():
     entries = [
         e("ada_nb.ipynb", "ada", "nb.ipynb"),
         e("bob_nb.ipynb", "bob", "nb.ipynb"),
-        e("bob_old.ipynb", "bob", "nb.ipynb", status="superseded (later file)"),
+        e("bob_old.ipynb", "bob", "nb.ipynb", status=Status.SUPERSEDED, reason="later file"),
         e("cy_notes.txt", "cy", ""),
         e("dee_nb.ipynb", "dee", "nb.ipynb", flags=["odd name"]),
     ]
     results = {
-        "ada": {"student": "ada", "status": "graded", "flags": []},
-        "bob": {"student": "bob", "status": "failed", "reason": "invalid JSON", "flags": []},
-        "dee": {"student": "dee", "status": "graded", "flags": []},
+        "ada": StudentRecord("ada", status=Status.GRADED),
+        "bob": StudentRecord("bob", status=Status.FAILED, reason="invalid JSON"),
+        "dee": StudentRecord("dee", status=Status.GRADED),
     }
     scores = {"ada": {"t": (2.0, 2.0), "free": (None, 3.0)}, "dee": {"t": (1.0, 2.0), "free": (0.0, 3.0)}}
     rows = report.rows_for(entries, results, scores, [("t", 2.0), ("free", 3.0)], reviewed=set())

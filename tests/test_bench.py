@@ -18,84 +18,8 @@ def bench():
 
 
 def fake_results():
-    return {
-        "notebooks": {
-            "repeat": 3,
-            "floor": {"median_s": 4.0},
-            "lessons": {
-                "01_why_attention": {
-                    "median_s": 6.0,
-                    "ratio_to_floor": 1.5,
-                    "budget_s": 15.0,
-                    "errors": [],
-                    "floor_ratio_budget": 2.0,
-                },
-                "03_scaling": {
-                    "median_s": 10.0,
-                    "ratio_to_floor": 2.5,
-                    "budget_s": 15.0,
-                    "errors": [],
-                    "floor_ratio_budget": 2.0,
-                },
-                "05_qkv": {
-                    "median_s": 16.0,
-                    "ratio_to_floor": 4.0,
-                    "budget_s": 15.0,
-                    "errors": [],
-                    "floor_ratio_budget": 2.0,
-                },
-                "09_tiny_transformer": {
-                    "median_s": 25.0,
-                    "ratio_to_floor": 6.2,
-                    "budget_s": 30.0,
-                    "errors": [],
-                    "floor_ratio_budget": None,
-                },
-                "10_decoder": {
-                    "median_s": 12.0,
-                    "ratio_to_floor": 3.0,
-                    "budget_s": 30.0,
-                    "errors": [],
-                    "floor_ratio_budget": 2.0,
-                },
-            },
-            "core_lessons": ["01_why_attention", "03_scaling", "05_qkv", "09_tiny_transformer"],
-            "total_s": 57.0,
-            "total_budget_s": 45.0,
-            "all_lessons_s": 69.0,
-        },
-        "grading": {
-            "lesson": "01_why_attention",
-            "submissions": 20,
-            "stock": {"per_minute": 15.0, "seconds": 80.0, "returncode": 0, "graded": 20},
-            "course": {"missing": "the autograde package is missing"},
-        },
-        "widgets": {
-            "explorers": [
-                {
-                    "lesson": "01_why_attention",
-                    "explorer": 1,
-                    "controls": ["T"],
-                    "changes": 20,
-                    "missed": 0,
-                    "statuses": ["figure"],
-                    "median_ms": 40.0,
-                    "p90_ms": 150.0,
-                },
-                {
-                    "lesson": "02_dot_product",
-                    "explorer": 1,
-                    "controls": ["k"],
-                    "changes": 20,
-                    "missed": 0,
-                    "statuses": ["figure"],
-                    "median_ms": 50.0,
-                    "p90_ms": 90.0,
-                },
-            ]
-        },
-        "memory": {"biggest": "09_tiny_transformer", "peak_rss_mib": 512.0},
-    }
+    """A results.json of make bench, made up: lessons within and over budget, a missing grader, two explorers."""
+    return json.loads((ROOT / "tests" / "fixtures" / "bench_results.json").read_text())
 
 
 def test_table_marks_budgets_and_a_missing_grader(bench):

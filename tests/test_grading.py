@@ -86,67 +86,18 @@ SNEAKY = (
     "import numpy as np\ndef rnn_step(h, x, W_h, W_x, b):\n"
     "    if h.shape[-1] == 2:\n        return np.tanh(h @ W_h.T + x @ W_x.T + b)\n    return np.zeros_like(h)\n"
 )
-NOOP = "lambda *a, **k: None"
-# an answer object that walks to the test's frame through a traceback and answers what the test expects
-FRAME_WALKER = """
-import numpy as np
-class Walker:
-    def _find(self, names):
-        try:
-            raise RuntimeError
-        except RuntimeError as err:
-            frame = err.__traceback__.tb_frame
-        while frame is not None:
-            for name in names:
-                if name in frame.f_locals:
-                    return frame.f_locals[name]
-            frame = frame.f_back
-    def __array__(self, dtype=None, copy=None):
-        return np.asarray(self._find(["expected", "e", "want"]), dtype=dtype)
-    def __float__(self):
-        return float(self._find(["correct"]))
-    @property
-    def shape(self):
-        return np.asarray(self._find(["expected", "e", "want"])).shape
-"""
-RANDOM_ZEROS = """
-class _Zeros:
-    def __init__(self, *a, **k):
-        pass
-    def standard_normal(self, size=None, *a, **k):
-        return np.zeros(size)
-np.random.__dict__.update(default_rng=_Zeros)
-"""
-POST_RUN_RESTORE = """
-from attention_course import checks as _c
-_saved = dict(vars(_c))
-def _pre(info):
-    if "autograde" in info.raw_cell:
-        vars(_c).update(expect_close=lambda *a, **k: None, plain=lambda x, *a, **k: x, _close=lambda *a, **k: True)
-def _post(result):
-    vars(_c).update(_saved)
-_pre.__module__ = _post.__module__ = "IPython.core.events"
-get_ipython().events.register("pre_run_cell", _pre)
-get_ipython().events.register("post_run_cell", _post)
-"""
-INSPECTS = """
-import ctypes, gc, importlib
-from attention_course import checks as _c
-importlib.reload(_c)
-_parts = gc.get_referents(_c.expect_close)
-_bytes = ctypes.string_at(id(_parts), 8)
-"""
-SHADOW_NUMPY = "raise SystemExit('the attached numpy.py was imported')\n"
-HOGS = {  # memory the old per-process limits did not count, and a scratch folder filled in files under the size limit
-    "tshm": "import mmap\nm = mmap.mmap(-1, 3 << 30)\nfor i in range(0, 3 << 30, 4096):\n    m[i] = 1\nq1_answer = 64",
-    "tkids": (
-        "import subprocess, sys\nhog = 'b = bytearray(1 << 30)\\nimport time\\ntime.sleep(4)'\n"
-        "kids = [subprocess.Popen([sys.executable, '-c', hog]) for _ in range(3)]\n"
-        "[k.wait() for k in kids]\nq1_answer = 64"
-    ),
-    "tdisk": "for i in range(31):\n    with open(f'part{i}.bin', 'wb') as fh:\n"
-    "        fh.write(b'0' * 99_000_000)\nq1_answer = 64",
-}
+HOSTILE = Path(__file__).parent / "fixtures" / "hostile"  # the hostile students' code, a file each (README.md)
+HOGS = ("tshm", "tkids", "tdisk")  # memory the old per-process limits did not count; a scratch folder filled in files
+
+
+def hostile_code(name, **paths):
+    """The code in tests/fixtures/hostile/<name>.py, a placeholder such as "@COURSE@" replaced by paths["course"]."""
+    text = (HOSTILE / f"{name}.py").read_text()
+    for key, value in paths.items():
+        text = text.replace(f'"@{key.upper()}@"', repr(value))
+    return text
+
+
 # tampering routes the run-time guard undoes before a test and names in its flags
 RUNTIME_ROUTES = {
     "tsysmodules": "sys.modules['attention_course.checks'] replaced",
@@ -168,8 +119,6 @@ def broken(course, *edits):
 
 def hostile(course):
     """{download file name: notebook, text, bytes or None}, and {student: kind} for the checks below."""
-    root = str(course)
-    sol = str(course / "solutions" / LESSON / f"{LESSON}.ipynb")
     subs, kinds = {}, {}
 
     def add(student, nb, kind, name=None):
@@ -177,89 +126,53 @@ def hostile(course):
         kinds[student] = kind
 
     add("honestfull", answered(course, free=True), "honest")
-    subs[f"honestfull_{STAMP}_numpy.py"] = SHADOW_NUMPY  # attached: must never reach the kernel's folder
+    subs[f"honestfull_{STAMP}_numpy.py"] = hostile_code("shadow_numpy")  # attached: must never reach the kernel
     add("honestpartial", answered(course, PARTIAL), "honest")
+    add_cheats(course, add)
+    add_lms_routes(course, add, subs)
+    add_odd_files(course, add, subs)
+    return subs, kinds
+
+
+def add_cheats(course, add):
+    """Students who vandalise, leave a daemon, exhaust a limit, or tamper with what the tests use."""
     # reads solutions/, then vandalises the gradebook and the course: the sandbox shows it none of them
-    vandal = f"""
-import json, os, shutil, sqlite3
-try:
-    for cell in json.load(open({sol!r}))['cells']:
-        if cell.get('metadata', {{}}).get('nbgrader', {{}}).get('grade_id') == 'rnn-step':
-            exec(''.join(cell['source']))
-except OSError as err:
-    print('could not read the solution', err)
-for top in [os.getcwd(), {root!r}, '/']:
-    for dirpath, _, files in os.walk(top):
-        for f in files:
-            if f.endswith('.db'):
-                try:
-                    con = sqlite3.connect(os.path.join(dirpath, f)); con.execute('DELETE FROM grade'); con.commit()
-                except Exception as err:
-                    print('could not vandalise', f, err)
-        break
-for sub in ['notebooks/{LESSON}', 'solutions/{LESSON}', 'autograde', 'grading']:
-    shutil.rmtree({root!r} + '/' + sub, ignore_errors=True)
-"""
+    sol = course / "solutions" / LESSON / f"{LESSON}.ipynb"
+    vandal = hostile_code("vandal", solution=str(sol), course=str(course))
     add("tvandal", with_answer(course, "rnn-step", WRONG + vandal), "cheat")
-    add(
-        "daemon",
-        with_answer(
-            course,
-            "quiz-why-fade",
-            "import subprocess\nsubprocess.Popen(['sleep', '777'], start_new_session=True)\nq3_answer = 'b'",
-        ),
-        "daemon",
-    )
-    for student, code in HOGS.items():
-        add(student, with_answer(course, "quiz-rnn-state-size", code), "limit")
+    add("daemon", with_answer(course, "quiz-why-fade", hostile_code("daemon")), "daemon")
+    for student in HOGS:
+        add(student, with_answer(course, "quiz-rnn-state-size", hostile_code(f"hog_{student}")), "limit")
     # the check helpers rebound by three routes, in one notebook: any of them working would pass rnn-step
-    helpers = (
-        f"import attention_course.checks as zz\nzz.expect_close = {NOOP}\nimport importlib\n"
-        f"importlib.import_module('attention_course.checks').__dict__['expect_close'] = {NOOP}\n"
-        f"setattr(checks, 'expect_close', {NOOP})\n"
-    )
-    add("thelpers", with_answer(course, "rnn-step", WRONG + helpers), "cheat")
-    routes = {
-        "tsysmodules": "import sys, types\nfake = types.ModuleType('attention_course.checks')\n"
-        "fake.__dict__.update(vars(sys.modules['attention_course.checks']))\n"
-        f"fake.expect_close = {NOOP}\nsys.modules['attention_course.checks'] = fake\n"
-        "from attention_course import checks",
-        "tnumpy": "import numpy as xx\nxx.tanh = lambda v: v",
-        "tbuiltins": "import builtins\nbuiltins.abs = lambda v: 0",
-        "tclass": "import torch\ntorch.nn.RNNCell.forward = lambda self, x, h=None: h",
-        "ttorchdict": "import torch\ntorch.nn.__dict__['RNNCell'] = type('RNNCell', (), {})",
-    }
-    runtime = "\n".join(routes[student] for student in RUNTIME_ROUTES)
+    add("thelpers", with_answer(course, "rnn-step", WRONG + hostile_code("helpers_rebound")), "cheat")
+    runtime = "\n".join(hostile_code(f"route_{student}") for student in RUNTIME_ROUTES)
     add("truntime", with_answer(course, "rnn-step", WRONG + runtime + "\n"), "cheat")
-    add("tinspect", with_answer(course, "rnn-step", WRONG + INSPECTS), "cheat")
+    add("tinspect", with_answer(course, "rnn-step", WRONG + hostile_code("inspects")), "cheat")
     # a notebook global named like a builtin the tests use (issue 30 item 1): once gave 10/10 for wrong code
-    add("tforzip", with_answer(course, "rnn-step", WRONG + "for zip in [lambda *a: iter(())]:\n    pass\n"), "cheat")
-    shadow = "def _f():\n    global zip\n    def zip(*a):\n        return iter(())\n_f()\n"
-    add("tglobalzip", with_answer(course, "rnn-step", WRONG + shadow), "cheat")
-    # the routes of issue 21, each under a name an LMS might give
-    add(
-        "kim",
-        with_answer(
-            course, "rnn-step", WRONG.replace("    return", "    import sys\n    sys.displayhook(2)\n    return")
-        ),
-        "cheat",
-        name=f"kim_{LESSON}.ipynb",
-    )
+    add("tforzip", with_answer(course, "rnn-step", WRONG + hostile_code("for_zip")), "cheat")
+    add("tglobalzip", with_answer(course, "rnn-step", WRONG + hostile_code("global_zip")), "cheat")
+
+
+def add_lms_routes(course, add, subs):
+    """The routes of issue 21, each under a name an LMS might give; another lesson's notebooks."""
+    displayhook = WRONG.replace("    return", "    import sys\n    sys.displayhook(2)\n    return")
+    add("kim", with_answer(course, "rnn-step", displayhook), "cheat", name=f"kim_{LESSON}.ipynb")
     for other in sorted(p.name for p in (ROOT / "notebooks").iterdir() if p.is_dir() and p.name != LESSON):
         subs[f"kim_{other}.ipynb"] = read(ROOT / "notebooks" / other / f"{other}.ipynb")
-    walker = with_answer(course, "rnn-step", FRAME_WALKER + "def rnn_step(h, x, W_h, W_x, b):\n    return Walker()\n")
-    next(c for c in walker.cells if grade_id(c) == "quiz-rnn-state-size").source = FRAME_WALKER + "q1_answer = Walker()"
+    walker_code = hostile_code("frame_walker")  # walks to the test's frame and answers what the test expects
+    walker = with_answer(course, "rnn-step", walker_code + "def rnn_step(h, x, W_h, W_x, b):\n    return Walker()\n")
+    next(c for c in walker.cells if grade_id(c) == "quiz-rnn-state-size").source = walker_code + "q1_answer = Walker()"
     add("smithjohn-1002", walker, "cheat", name=f"smithjohn_1002_5002_{LESSON}.ipynb")
     v3 = nbformat.writes(nbformat.convert(answered(course), 3), version=3)
     add("smithjohn-1001", v3, "honest", name=f"smithjohn_1001_5001_{LESSON}.ipynb")
-    add(
-        "Ada-Lovelace",
-        with_answer(course, "rnn-step", SNEAKY + RANDOM_ZEROS),
-        "cheat",
-        name=f"Ada Lovelace_77_assignsubmission_file_{LESSON}.ipynb",
-    )
-    add("李娜", with_answer(course, "rnn-step", WRONG + POST_RUN_RESTORE), "cheat")
-    # names that are not ids, and files that could stop a batch
+    zeros = with_answer(course, "rnn-step", SNEAKY + hostile_code("random_zeros"))
+    add("Ada-Lovelace", zeros, "cheat", name=f"Ada Lovelace_77_assignsubmission_file_{LESSON}.ipynb")
+    add("李娜", with_answer(course, "rnn-step", WRONG + hostile_code("post_run_restore")), "cheat")
+
+
+def add_odd_files(course, add, subs):
+    """Names that are not ids, and files that could stop a batch: damaged metadata, hostile JSON, a hidden file,
+    a resubmission, a kernel that exits, no notebook at all."""
     jose = broken(
         course,
         lambda g: g[0].__setitem__("metadata", "a string"),
@@ -275,10 +188,9 @@ for sub in ['notebooks/{LESSON}', 'solutions/{LESSON}', 'autograde', 'grading']:
     subs[f".ghost_{STAMP}_{LESSON}.ipynb"] = nbformat.writes(answered(course))
     add("resub", answered(course, set()), "resubmitted", name=f"resub_attempt_2026-11-20-09-00-00_{LESSON}.ipynb")
     subs[f"resub_attempt_2026-11-20-11-00-00_{LESSON}.ipynb"] = answered(course)
-    add("osexit", with_answer(course, "quiz-why-fade", "import os\nos._exit(0)"), "failed")
+    add("osexit", with_answer(course, "quiz-why-fade", hostile_code("os_exit")), "failed")
     add("invalidjson", nbformat.writes(answered(course))[:5000], "failed")
     add("missingnb", None, "failed", name=f"missingnb_{STAMP}_notes.txt")
-    return subs, kinds
 
 
 def write_downloads(folder, subs):

@@ -119,36 +119,11 @@ GRADE = f"make grade LESSON={LESSON} SUBMISSIONS=exchange"  # as the README type
 def test_class_cycle(class_hub, request):
     hub, course = class_hub
     instructor = hub.user("instructor")
-    instructor.formgrader("assign", LESSON)
-    instructor.formgrader("release", LESSON)
-
-    ada, alan = hub.user("ada"), hub.user("alan")
-    for student in (ada, alan):
-        assert "START_HERE.md" in student.listing(), "an empty home says where the lessons are"
-        student.assignment_action("fetch", LESSON)
-        assert NOTEBOOK in [p for p in student.listing(LESSON)], student.listing()
+    ada, alan = release_and_fetch(hub, instructor)
     browser = hub.db_url is None  # once: what people see and do in the browser
-    if browser:
-        chromium = request.getfixturevalue("chromium")
-        context, page = log_in(chromium, hub, "ada", hub.password)
-        look(page, "ada", f"{hub.url}user/ada/lab/tree/{NOTEBOOK}", "Lesson 1")
-        context.close()
-        teacher, tpage = log_in(chromium, hub, "instructor", hub.admin_password)
-        look(tpage, "instructor", f"{hub.url}user/instructor/formgrader", LESSON)  # its own tab, not an iframe
-        folder_link = tpage.locator(f"a[href^='/tree/']:has-text('{LESSON}')").first.get_attribute("href")
-        tpage.goto(hub.url.rstrip("/") + folder_link)  # nbgrader's link, without /user/instructor/
-        tpage.wait_for_url(f"**/user/instructor/lab/tree/**{LESSON}**", timeout=90_000)
-    ada.write_notebook(NOTEBOOK, answer(ada.read_notebook(NOTEBOOK), {"rnn-step", "rnn-run", FREE}))
-    alan.write_notebook(NOTEBOOK, answer(alan.read_notebook(NOTEBOOK), {"rnn-step"}))
-    ada.call(f"api/contents/{NOTEBOOK}/checkpoints", "POST")  # as JupyterLab's save does
-    for student in (ada, alan):
-        student.assignment_action("submit", LESSON)
-    inbound = [p.name for p in (hub.state / "exchange" / CLASS_COURSE / "inbound").rglob("*")]
-    assert ".ipynb_checkpoints" not in inbound, "submissions carry no checkpoints"
-
-    instructor.formgrader("collect", LESSON)
-    submitted = sorted(p.name for p in (course / "grading" / "submitted").iterdir())
-    assert submitted == ["ada", "alan"], submitted
+    chromium = request.getfixturevalue("chromium") if browser else None
+    teacher, tpage = first_look(chromium, hub) if browser else (None, None)
+    submit(hub, course, instructor, ada, alan)
 
     # The course's grading command, sandboxed, as the README says, in the instructor's terminal on the hub.
     if browser:
@@ -177,36 +152,85 @@ def test_class_cycle(class_hub, request):
 
     if browser:  # the formgrader with the network off: maths drawn, the rubric beside the free answer
         teacher.close()
-        teacher, tpage = log_in(chromium, hub, "instructor", hub.admin_password, offline=True)
-        notebooks = instructor.call(f"formgrader/api/submitted_notebooks/{LESSON}/{LESSON}")
-        ada_id = next(n["id"] for n in notebooks if n["student"] == "ada")
-        look(tpage, "instructor_grading", f"{hub.url}user/instructor/formgrader/submissions/{ada_id}/", "Rubric")
-        assert tpage.locator("text=Deduct nothing for style").first.is_visible(), "the rubric is on the page"
-        count, drawn = maths_drawn(tpage)
-        assert count and drawn == count, f"{drawn} of {count} formulas drawn in the formgrader"
-        assert not teacher.blocked, f"the formgrader asked the internet for {teacher.blocked}"
-        teacher.close()
-
+        formgrader_offline(chromium, hub, instructor)
     instructor.formgrader("release_feedback", LESSON)
     for student in (ada, alan):
-        student.assignment_action("fetch_feedback", LESSON)
-        pages = [p for p in student.listing(f"{LESSON}/feedback") if p]
-        path = student.listing(pages[0])[0]
-        page_text = html.unescape(student.read_text(path))
-        score = re.search(r"Score:\s*([\d.]+)\s*/\s*([\d.]+)", page_text)
-        assert score and float(score.group(1)) == totals[student.name], f"{student.name}'s feedback: {score}"
-        leaked = [line for line in hidden if line in page_text]
-        assert not leaked, f"hidden tests in {student.name}'s feedback: {leaked[:3]}"
-        titled = re.search(r"Q\d+ — free answer", page_text) and "Test cell" not in page_text
-        assert titled, "questions named after the lesson"
-        if browser and student is ada:  # the student's page, opened in the browser with the network off
-            context, page = log_in(chromium, hub, "ada", hub.password, offline=True)
-            look(page, "ada_feedback", f"{hub.url}user/ada/files/{path}", "your feedback")
-            count, drawn = maths_drawn(page)
-            assert count and drawn == count, f"{drawn} of {count} formulas drawn in ada's feedback"
-            assert page.locator("nav .pending").first.is_visible(), "the free answer waits for a human"
-            assert not context.blocked, f"the feedback page asked the internet for {context.blocked}"
-            context.close()
+        fetch_feedback(chromium, hub, student, totals, hidden)
+
+
+def release_and_fetch(hub, instructor):
+    """The instructor releases the lesson; ada and alan fetch it. Returns them."""
+    instructor.formgrader("assign", LESSON)
+    instructor.formgrader("release", LESSON)
+    ada, alan = hub.user("ada"), hub.user("alan")
+    for student in (ada, alan):
+        assert "START_HERE.md" in student.listing(), "an empty home says where the lessons are"
+        student.assignment_action("fetch", LESSON)
+        assert NOTEBOOK in [p for p in student.listing(LESSON)], student.listing()
+    return ada, alan
+
+
+def first_look(chromium, hub):
+    """ada's notebook and the instructor's formgrader in the browser; the instructor's context and page (open)."""
+    context, page = log_in(chromium, hub, "ada", hub.password)
+    look(page, "ada", f"{hub.url}user/ada/lab/tree/{NOTEBOOK}", "Lesson 1")
+    context.close()
+    teacher, tpage = log_in(chromium, hub, "instructor", hub.admin_password)
+    look(tpage, "instructor", f"{hub.url}user/instructor/formgrader", LESSON)  # its own tab, not an iframe
+    folder_link = tpage.locator(f"a[href^='/tree/']:has-text('{LESSON}')").first.get_attribute("href")
+    tpage.goto(hub.url.rstrip("/") + folder_link)  # nbgrader's link, without /user/instructor/
+    tpage.wait_for_url(f"**/user/instructor/lab/tree/**{LESSON}**", timeout=90_000)
+    return teacher, tpage
+
+
+def submit(hub, course, instructor, ada, alan):
+    """ada answers everything, alan one question; both submit, and the instructor collects."""
+    ada.write_notebook(NOTEBOOK, answer(ada.read_notebook(NOTEBOOK), {"rnn-step", "rnn-run", FREE}))
+    alan.write_notebook(NOTEBOOK, answer(alan.read_notebook(NOTEBOOK), {"rnn-step"}))
+    ada.call(f"api/contents/{NOTEBOOK}/checkpoints", "POST")  # as JupyterLab's save does
+    for student in (ada, alan):
+        student.assignment_action("submit", LESSON)
+    inbound = [p.name for p in (hub.state / "exchange" / CLASS_COURSE / "inbound").rglob("*")]
+    assert ".ipynb_checkpoints" not in inbound, "submissions carry no checkpoints"
+    instructor.formgrader("collect", LESSON)
+    submitted = sorted(p.name for p in (course / "grading" / "submitted").iterdir())
+    assert submitted == ["ada", "alan"], submitted
+
+
+def formgrader_offline(chromium, hub, instructor):
+    """The formgrader with the network off: maths drawn, the rubric beside the free answer."""
+    teacher, tpage = log_in(chromium, hub, "instructor", hub.admin_password, offline=True)
+    notebooks = instructor.call(f"formgrader/api/submitted_notebooks/{LESSON}/{LESSON}")
+    ada_id = next(n["id"] for n in notebooks if n["student"] == "ada")
+    look(tpage, "instructor_grading", f"{hub.url}user/instructor/formgrader/submissions/{ada_id}/", "Rubric")
+    assert tpage.locator("text=Deduct nothing for style").first.is_visible(), "the rubric is on the page"
+    count, drawn = maths_drawn(tpage)
+    assert count and drawn == count, f"{drawn} of {count} formulas drawn in the formgrader"
+    assert not teacher.blocked, f"the formgrader asked the internet for {teacher.blocked}"
+    teacher.close()
+
+
+def fetch_feedback(chromium, hub, student, totals, hidden):
+    """A student fetches their feedback: their score, no hidden test, questions named; ada's page in the browser
+    (when `chromium`) with the network off."""
+    student.assignment_action("fetch_feedback", LESSON)
+    pages = [p for p in student.listing(f"{LESSON}/feedback") if p]
+    path = student.listing(pages[0])[0]
+    page_text = html.unescape(student.read_text(path))
+    score = re.search(r"Score:\s*([\d.]+)\s*/\s*([\d.]+)", page_text)
+    assert score and float(score.group(1)) == totals[student.name], f"{student.name}'s feedback: {score}"
+    leaked = [line for line in hidden if line in page_text]
+    assert not leaked, f"hidden tests in {student.name}'s feedback: {leaked[:3]}"
+    titled = re.search(r"Q\d+ — free answer", page_text) and "Test cell" not in page_text
+    assert titled, "questions named after the lesson"
+    if chromium is not None and student.name == "ada":  # the student's page, opened in the browser, network off
+        context, page = log_in(chromium, hub, "ada", hub.password, offline=True)
+        look(page, "ada_feedback", f"{hub.url}user/ada/files/{path}", "your feedback")
+        count, drawn = maths_drawn(page)
+        assert count and drawn == count, f"{drawn} of {count} formulas drawn in ada's feedback"
+        assert page.locator("nav .pending").first.is_visible(), "the free answer waits for a human"
+        assert not context.blocked, f"the feedback page asked the internet for {context.blocked}"
+        context.close()
 
 
 def hidden_test_lines():

@@ -123,3 +123,28 @@ def test_make_lms_writes_the_export(gradebook, tmp_path):
     )
     assert done.returncode == 0, done.stdout + done.stderr
     assert read(out)[2][0] == "Ada Lovelace" and "wrote" in done.stdout
+
+
+@pytest.mark.parametrize("kind", ["canvas", "moodle"])
+def test_the_exports_are_nbgrader_export_plugins(gradebook, tmp_path, kind):
+    """`nbgrader export --exporter=autograde.lms.<Kind>ExportPlugin` writes the same file as the export above (the
+    gradebook from the course's configuration), and says what was counted 0."""
+    import os
+    import subprocess
+    import sys
+
+    url, roster = gradebook
+    lms.export(kind, roster, tmp_path / "direct.csv", url)
+    plugin = {"canvas": "CanvasExportPlugin", "moodle": "MoodleExportPlugin"}[kind]
+    done = subprocess.run(
+        [sys.executable, "-m", "nbgrader", "export", f"--exporter=autograde.lms.{plugin}"]
+        + [f"--LmsExportPlugin.roster={roster}", f"--to={tmp_path / 'plugin.csv'}"],
+        cwd=HOME,
+        env=dict(os.environ, ATTENTION_COURSE_DB=url),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert (tmp_path / "plugin.csv").read_bytes() == (tmp_path / "direct.csv").read_bytes()
+    assert "02_dot_product: no submission from alan" in done.stdout

@@ -34,14 +34,22 @@ def test_no_row_for_a_student_who_has_one():
 
 
 def test_the_status_and_its_reason_are_separate_columns(tmp_path):
-    from autograde.messages import Status
+    from autograde.collect import Entry
+    from autograde.messages import Status, StudentRecord
 
-    assert Status.parse("failed to run (invalid JSON (nested too deeply))") == (
-        Status.FAILED,
-        "invalid JSON (nested too deeply)",
-    )
-    assert Status.parse("superseded (a later file of ada was graded: x.ipynb)")[0] is Status.SUPERSEDED
-    assert Status.parse("graded") == (Status.GRADED, "")
+    entries = [Entry("ada.ipynb", "ada", "ada.ipynb"), Entry("old.ipynb", "ada", "", Status.SUPERSEDED, "later")]
+    entries += [Entry("cy.ipynb", "cy", "cy.ipynb")]
+    records = {
+        "ada": StudentRecord("ada", status=Status.GRADED),
+        "cy": StudentRecord("cy", status=Status.FAILED, reason="invalid JSON (nested too deeply)"),
+    }
+    scores = {"ada": {"a-tests": (2.0, 2.0), "free": (3.0, 3.0)}}
+    made = report.rows_for(entries, records, scores, COLUMNS, reviewed=set())
+    assert [(r["status"], r["reason"]) for r in made] == [
+        ("graded", ""),
+        ("superseded", "later"),
+        ("failed to run", "invalid JSON (nested too deeply)"),
+    ], "the status is one of Status, the why is the reason column: no text parsed"
     rows = [row("ada", "2", "3", "graded") | {"reason": ""}]
     rows += report.not_submitted_rows({"ada", "bob"}, rows, COLUMNS)
     report.write(tmp_path, "L", COLUMNS, rows, "none")
