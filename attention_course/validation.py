@@ -28,6 +28,7 @@ QUESTION = re.compile(
 POINTS = re.compile(r"\s*\([^)]*\b(points?|graded by hand)\b[^)]*\)\s*|[.:]\s*$")
 FMT_SKIP = re.compile(r"\s*# fmt: (skip|off|on)\s*$")  # the formatter's marks say nothing to a student
 CALL_LINES = 6  # at most this many lines of a check's calls are shown under its message
+WIDTH = 100  # characters a line of the Validate dialog shows at 1280 px (it does not wrap lines itself)
 
 
 def question_title(text):
@@ -78,7 +79,10 @@ def check_calls(source):
         if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             kept.extend(source.splitlines()[node.lineno - 1 : node.end_lineno])
     kept = [FMT_SKIP.sub("", line) for line in kept if line.strip() and not line.lstrip().startswith("#")] or lines
-    return "\n".join(kept[:CALL_LINES] + (["…"] if len(kept) > CALL_LINES else []))
+    kept = [line if len(line) <= WIDTH else line[: WIDTH - 1] + "…" for line in kept[:CALL_LINES]] + (
+        ["…"] if len(kept) > CALL_LINES else []
+    )
+    return "\n".join(kept)
 
 
 def headline(title, message):
@@ -102,7 +106,7 @@ class CourseValidator(Validator):
         for entry, (title, cell) in zip(results.get("failed", []), self._failures):
             message = failure_message(cell, entry["raw_error"])
             calls = check_calls(cell.source) if cell.cell_type == "code" else ""
-            entry["source"] = headline(title, message)  # shown first
+            entry["source"] = textwrap.fill(headline(title, message), WIDTH)  # shown first
             entry["raw_error"] = f"The check:\n{calls}" if calls else ""
             entry["error"] = html.escape(entry["raw_error"])  # the lab extension shows it as HTML
         return results

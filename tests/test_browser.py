@@ -477,6 +477,8 @@ def test_validate_says_the_exercise_and_its_message_first(open_notebook, lab):
     box, body = first.bounding_box(), page.locator(".jp-Dialog-body").bounding_box()
     assert box["y"] >= body["y"] and box["y"] + box["height"] <= min(body["y"] + body["height"], 800), (box, body)
     assert page.locator(".jp-Dialog-body").evaluate("el => el.scrollTop") == 0
+    for pre in message.locator("pre").all():  # every line whole: the dialog does not wrap lines itself
+        assert pre.evaluate("el => el.scrollWidth <= el.clientWidth + 1"), pre.inner_text()[:300]
     page.keyboard.press("Escape")
 
 

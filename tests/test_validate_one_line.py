@@ -37,6 +37,7 @@ def test_check_calls_drop_the_helpers_and_comments():
     source = HELPER + "\n\n# Visible check\n_check_weights(w, 'w')  # fmt: skip\nchecks.passed('w')"
     calls = validation.check_calls(source)
     assert calls == "_check_weights(w, 'w')\nchecks.passed('w')"
+    assert validation.check_calls("f(" + "1, " * 60 + ")") == "f(" + "1, " * 32 + "1…"
     long = "\n".join(f"f({i})" for i in range(10))
     assert validation.check_calls(long).splitlines()[-1] == "…" and len(validation.check_calls(long).splitlines()) == 7
 
