@@ -16,13 +16,14 @@ short page saying so (`failure_page`).
 
 import contextlib
 import html
-import re
 from pathlib import Path
 
 from nbgrader.preprocessors import ClearHiddenTests, GetGrades, NbGraderPreprocessor
 from traitlets import Unicode
 
-from .cells import grade_id, is_grade, is_manual, is_solution, is_task, is_test, nbgrader_meta
+from attention_course.validation import cell_titles, question_title  # noqa: F401  (the titles Validate shows too)
+
+from .cells import grade_id, is_grade, is_manual, is_task, is_test, nbgrader_meta
 
 HIDDEN_NOTE = "# (hidden tests ran here when your work was graded)"
 
@@ -56,29 +57,11 @@ class HideHiddenTests(ClearHiddenTests):
         return cell, resources
 
 
-HEADING = re.compile(r"^\s*#{1,6}\s+(.+?)\s*$")
-QUESTION = re.compile(
-    r"^\s*\*\*((?:Q\d+|(?:Optional )?[Ee]xercise\s+\d+\.\d+)\b.*?)\*\*"
-)  # a quiz or exercise label, not any bold line
-POINTS = re.compile(r"\s*\([^)]*\b(points?|graded by hand)\b[^)]*\)\s*|[.:]\s*$")
-
-
-def question_title(text):
-    """'Q3 (1 point).' -> 'Q3'; 'Exercise 1.1 — one RNN step (2 points)' -> 'Exercise 1.1 — one RNN step'."""
-    return POINTS.sub("", text).strip(" .:*") or text.strip()
-
-
 class NameQuestions(NbGraderPreprocessor):
     """Each graded cell gets `nbgrader.title`: the last heading or bold question label above it."""
 
     def preprocess(self, nb, resources):
-        title = ""
-        for cell in nb.cells:
-            if cell.cell_type == "markdown" and not is_solution(cell):
-                for line in cell.source.splitlines():
-                    found = HEADING.match(line) or QUESTION.match(line)
-                    if found:
-                        title = question_title(found.group(1))
+        for cell, title in zip(nb.cells, cell_titles(nb.cells)):
             if is_grade(cell) or is_task(cell):
                 nbgrader_meta(cell)["title"] = title or grade_id(cell) or ""
         return nb, resources

@@ -74,7 +74,7 @@ class JupyterLab:
         self.tmp = Path(tempfile.mkdtemp(prefix="attention_lab_"))
         self.root = self.tmp / "course"
         self.root.mkdir()
-        for name in ("solutions", "notebooks", "attention_course"):
+        for name in ("solutions", "notebooks", "attention_course", "tools"):  # tools/student: Validate's settings
             shutil.copytree(ROOT / name, self.root / name, ignore=shutil.ignore_patterns("__pycache__", "*.py[co]"))
         shutil.copy(ROOT / "nbgrader_config.py", self.root)
         (self.root / "autograde").mkdir()

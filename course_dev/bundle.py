@@ -67,7 +67,8 @@ def build(dest):
     # Validate's settings (cell timeout, warnings); nbconvert's (HTML that fetches nothing)
     for name in ("Makefile", "nbgrader_config.py", "jupyter_nbconvert_config.py"):
         shutil.copy(ROOT / "tools" / "student" / name, dest / name)
-    shutil.copytree(ROOT / "tools" / "student" / "labconfig", dest / "labconfig")  # no instructor tools in JupyterLab
+    for name in ("labconfig", "labsettings"):  # no instructor tools in JupyterLab; no news pop-up
+        shutil.copytree(ROOT / "tools" / "student" / name, dest / name)
     shutil.copy(ROOT / "tools" / "student" / "README.md", dest / "README.md")
     (dest / ".validate").mkdir()
     shutil.copy(ROOT / "autograde" / "prune.py", dest / ".validate" / "prune.py")

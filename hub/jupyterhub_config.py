@@ -16,6 +16,7 @@ The demo spawner runs every user's server as the hub's own Unix user, with a hom
 HUB_STATE; on a real server use system accounts (LocalProcessSpawner) or containers (see README).
 """
 
+import contextlib
 import os
 import shutil
 import sys
@@ -34,6 +35,13 @@ STUDENT_TOOLS = REPO / "tools" / "student"  # Validate's settings and the studen
 EXCHANGE = STATE / "exchange"
 BIN = Path(sys.executable).parent  # the course's venv: the same packages for the hub and every user
 INSTRUCTORS, STUDENTS = set(CLASS["instructors"]), set(CLASS["students"])
+
+# JupyterLab's defaults in the venv every user's server runs (what `make hub` installs; again here for
+# `jupyterhub -f`): no pop-up asking to fetch Jupyter's news. LabApp.news_url = None (below) does not stop the question.
+LAB_OVERRIDES = Path(sys.prefix) / "share" / "jupyter" / "lab" / "settings" / "overrides.json"
+with contextlib.suppress(OSError):  # a read-only environment keeps what its image installed
+    LAB_OVERRIDES.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copy(STUDENT_TOOLS / "labsettings" / "overrides.json", LAB_OVERRIDES)
 
 for folder in (STATE, EXCHANGE, STATE / "home"):
     folder.mkdir(parents=True, exist_ok=True)

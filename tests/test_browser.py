@@ -453,6 +453,35 @@ def test_validate_button_is_in_the_notebook_toolbar(open_notebook):
     toolbar.get_by_text("Validate", exact=True).wait_for(state="visible", timeout=30_000)
 
 
+BIAS_MISSING = "def rnn_step(h, x, W_h, W_x, b):\n    return np.tanh(h @ W_h.T + x @ W_x.T)\n"  # Exercise 1.1, no b
+
+
+@pytest.mark.skipif("01_why_attention" not in LESSONS, reason="lesson 01 is not in this course")
+def test_validate_says_the_exercise_and_its_message_first(open_notebook, lab):
+    """Validate on a notebook whose Exercise 1.1 forgets the bias: the dialog's first lines, visible at 1280×800
+    without scrolling, name the exercise and the mistake (attention_course/validation.py)."""
+    nb = read(student_path("01_why_attention"))
+    for cell in nb.cells:
+        if cell.get("metadata", {}).get("nbgrader", {}).get("grade_id") == "rnn-step":
+            cell.source = BIAS_MISSING
+    nbformat.write(nb, str(lab.root / "notebooks" / "01_why_attention" / "validate_me.ipynb"))
+    notebook = open_notebook("notebooks/01_why_attention/validate_me.ipynb", wait_for_kernel=False)
+    page = notebook.page
+    page.locator(".jp-NotebookPanel-toolbar").get_by_text("Validate", exact=True).click(timeout=30_000)
+    message = page.locator(".jp-Dialog #validation-message")
+    message.wait_for(state="visible", timeout=300_000)  # the notebook runs in the server first
+    first = message.locator("pre").first
+    text = first.inner_text()
+    page.screenshot(path=str(ARTIFACTS / "validate_dialog.png"))
+    assert text.startswith("Exercise 1.1 — one step of an RNN: ") and "the bias b is missing" in text, text[:300]
+    box, body = first.bounding_box(), page.locator(".jp-Dialog-body").bounding_box()
+    assert box["y"] >= body["y"] and box["y"] + box["height"] <= min(body["y"] + body["height"], 800), (box, body)
+    assert page.locator(".jp-Dialog-body").evaluate("el => el.scrollTop") == 0
+    for pre in message.locator("pre").all():  # every line whole: the dialog does not wrap lines itself
+        assert pre.evaluate("el => el.scrollWidth <= el.clientWidth + 1"), pre.inner_text()[:300]
+    page.keyboard.press("Escape")
+
+
 @pytest.mark.skipif(not WIDGET_LESSONS, reason="no lesson has an explorer yet")
 def test_typing_a_value_works_in_notebook_7(solution_page):
     """Notebook 7 takes the arrow keys on a focused slider; typing into the readout still works; its images carry

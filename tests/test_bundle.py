@@ -51,6 +51,8 @@ def test_bundle_contents(bundle):
     assert "Execute.timeout" in config and "solutions" not in config, "Validate settings only"
     hidden = json.loads((folder / "labconfig" / "page_config.json").read_text())["disabledExtensions"]
     assert hidden.get("@jupyter/nbgrader:create-assignment") and hidden.get("@jupyter/nbgrader:formgrader")
+    overrides = json.loads((folder / "labsettings" / "overrides.json").read_text())
+    assert overrides["@jupyterlab/apputils-extension:notification"]["fetchNews"] == "false", "no news pop-up"
     assert "validate_hook" in config and "CourseDirectory" not in config and "db_url" not in config
     assert (folder / ".validate" / "prune.py").is_file() and (folder / "notebooks" / ".release_cells.json").is_file()
     assert not list(folder.rglob("*.db")), "a gradebook leaked into the bundle"
@@ -129,6 +131,7 @@ def test_bundle_installs_alone_and_runs_a_notebook(bundle, tmp_path):
 
     make("venv")
     python = home / ".venv" / "bin" / "python"
+    assert (home / ".venv" / "share" / "jupyter" / "lab" / "settings" / "overrides.json").is_file(), "no news pop-up"
     listed = subprocess.run([python, "-m", "pip", "list"], capture_output=True, text=True).stdout.lower()
     assert "torch" in listed and "nbgrader" in listed and "jupyterhub" not in listed and "playwright" not in listed
     located = subprocess.run(

@@ -13,6 +13,7 @@ import shutil
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 from browser_support import ARTIFACTS
@@ -106,7 +107,8 @@ def class_hub(request, tmp_path):
         if request.param == "postgresql":
             db_url = stack.enter_context(Postgres()).url("gradebook")
         course = ready_for_make(copy_course(tmp_path / "course", [LESSON], extra=MAKE_FILES))
-        hub = stack.enter_context(ClassHub(tmp_path / "hubstate", course, db_url))
+        # the default state folder, .hub/ inside the course (make hub's): the instructor's home is inside the course
+        hub = stack.enter_context(ClassHub(course / ".hub", course, db_url))
         yield hub, course
         stack.close()
         assert not hub.leftovers(), f"processes left running after the hub stopped: {hub.leftovers()}"
@@ -346,12 +348,13 @@ def test_hub_sets_up_each_users_server(tmp_path):
         server = (home / ".jupyter" / "jupyter_server_config.py").read_text()
         assert "--rcfile" in server and "offline_maths.MathML" in server
         assert (home / "START_HERE.md").exists() == (name == "ada")
-        assert "news_url = None" in server, "no pop-up asking about JupyterLab's news"
         labconfig = home / ".jupyter" / "labconfig" / "page_config.json"
         hidden = json.loads(labconfig.read_text())["disabledExtensions"] if labconfig.exists() else {}
         assert bool(hidden.get("@jupyter/nbgrader:create-assignment")) == (name == "ada"), "no instructor tools"
         assert (spawner.default_url == "/lab/tree/START_HERE.md") == (name == "ada"), "a student's first page"
     assert "Assignment List" in (tmp_path / "ada" / "START_HERE.md").read_text()
+    overrides = Path(sys.prefix) / "share" / "jupyter" / "lab" / "settings" / "overrides.json"
+    assert json.loads(overrides.read_text())["@jupyterlab/apputils-extension:notification"]["fetchNews"] == "false"
     bash = subprocess.run(
         ["bash", "--rcfile", str(tmp_path / "instructor" / ".course_shell"), "-i", "-c", "pwd; command -v python"],
         cwd=tmp_path,
@@ -360,6 +363,28 @@ def test_hub_sets_up_each_users_server(tmp_path):
         text=True,
     )
     assert bash.stdout.split()[:2] == [str(tmp_path / "course"), str(config["BIN"] / "python")], bash.stdout
+
+
+def test_no_news_question_in_jupyterlab(tmp_path):
+    """JupyterLab asks "Would you like to get notified about official Jupyter news?" while its setting fetchNews is
+    "none", whatever LabApp.news_url says. The servers this .venv runs (make lab, make formgrader, every hub user's)
+    report "false" as its default (the overrides `make venv` and the hub install; the bundle ships them too)."""
+    from jupyterlab.labapp import LabApp
+    from jupyterlab_server.settings_utils import _get_overrides, get_settings
+
+    load_hub_config(tmp_path, tmp_path)  # the hub installs them too, for `jupyterhub -f`
+    app = LabApp()
+    overrides, error = _get_overrides(app.app_settings_dir)
+    assert not error, error
+    reported, _ = get_settings(
+        app.app_settings_dir,
+        app.schemas_dir,
+        str(tmp_path / "user-settings"),
+        schema_name="@jupyterlab/apputils-extension:notification",
+        overrides=overrides,
+        labextensions_path=app.labextensions_path,
+    )
+    assert reported["schema"]["properties"]["fetchNews"]["default"] == "false", reported["schema"]["properties"]
 
 
 def test_instructor_terminal_starts_in_the_course_with_the_default_state_folder(tmp_path):

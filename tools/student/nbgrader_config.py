@@ -18,6 +18,9 @@ c.IgnorePattern.pattern = r"Warning"
 # A cell that builds a widget could wait for a reply that had arrived until its timeout (jupyter/nbclient#312):
 # Validate, in this process or the Jupyter server's, polls in short slices instead.
 __import__("attention_course.nbclient_fix").nbclient_fix.apply()
+# Each failing check is reported as its exercise's title and its message first, then the check's calls only (not
+# the cell's helper functions): nbgrader's Validate button and `nbgrader validate` use attention_course.validation.
+__import__("attention_course.validation").validation.install()
 
 
 def prune_module():
