@@ -64,8 +64,6 @@ FIGURE_RULES_NOT_YET_MET = {
         "03_scaling",
         "04_softmax",
         "05_qkv_projections",
-        "10_causal_decoder",
-        "11_attention_at_scale",
     },
 }
 

@@ -1552,7 +1552,7 @@ class NextCharacterView(widgets.View):
             -0.5, n - 0.3, "", ha="left", va="top", family="DejaVu Sans Mono", fontsize=cell_pt / 0.602
         )
         self.rows = ax_a.text(
-            -0.8, n - 1, "l\np", ha="right", va="center", family="DejaVu Sans Mono", fontsize=10, linespacing=1.0
+            -0.8, n - 1, "l\np", ha="right", va="center", family="DejaVu Sans Mono", fontsize=9, linespacing=1.0
         )
         renderer = fig.canvas.get_renderer()
         two_lines = self.rows.get_window_extent(renderer).height
@@ -1592,7 +1592,7 @@ class NextCharacterView(widgets.View):
         self.image.set_data(grid)
         best = int(p.argmax())
         self.summary = f"'{shown(vocab[best])}' ({float(p[best]):.0%}), entropy {entropy_bits(p):.2f} bits"
-        self.title.set_text(f"Most likely next: {self.summary}")
+        self.title.set_text(f"Most likely next: {self.summary}".replace(", entropy", ",\nentropy"))  # beside the key
 
     def alt(self, prompt, temperature, top_k):
         chars, dropped = clean_prompt(prompt)
