@@ -57,8 +57,6 @@ FIGURE_RULES_NOT_YET_MET = {
         "01_why_attention",
         "02_dot_product",
         "03_scaling",
-        "07_positional_encoding",
-        "09_tiny_transformer",
     },
     "fits 1024 px": {
         "00_pytorch_primer",
@@ -66,12 +64,6 @@ FIGURE_RULES_NOT_YET_MET = {
         "03_scaling",
         "04_softmax",
         "05_qkv_projections",
-        "06_multi_head",
-        "07_positional_encoding",
-        "08_residual_layernorm",
-        "09_tiny_transformer",
-        "10_causal_decoder",
-        "11_attention_at_scale",
     },
 }
 

@@ -450,7 +450,7 @@ checks.passed("multi_head_attention")
 # The query of *dog* is outlined in orange all the way through.
 
 # %%
-CELL_W, CELL_H = 0.4, 0.27  # inches per matrix entry in the data-flow figure
+CELL_W, CELL_H = 0.34, 0.27  # inches per matrix entry in the data-flow figure (6.7 in wide: fits 1024 px)
 HEAD_TINTS = [0.3 * np.array(to_rgb(plots.color(m))) + 0.7 for m in ("other", "other2")]  # light: dark text
 
 
@@ -492,15 +492,15 @@ with ac.student_code("multi_head_attention"):
     heads_flow = A_flow @ Vh  # (2, 3, 2): each head's output
     concat_flow = merge_heads(heads_flow)  # yours: (3, 4)
 
-    fig = plt.figure(figsize=(8.1, 6.1))
-    ax = fig.add_axes([0, 0, 1, 1], xlim=(0, 8.1), ylim=(6.1, 0))
+    fig = plt.figure(figsize=(6.7, 6.3))
+    ax = fig.add_axes([0, 0, 1, 1], xlim=(0, 6.7), ylim=(6.1, -0.2))  # room for a two-line title
     ax.axis("off")
     middle = 1.5 * CELL_H  # half the height of a 3-row matrix
     left = draw_matrix(ax, X_flow, 0.65, 0.8, "X (one row per token)", row=traced, labels=flow_tokens)
-    between(ax, left + 0.25, 0.8 + middle, "→")
-    left += 0.5
+    between(ax, left + 0.18, 0.8 + middle, "→")
+    left += 0.35
     for M, name in ((Q_flow, "$Q = XW^Q$"), (K_flow, "$K = XW^K$"), (V_flow, "$V = XW^V$")):
-        left = draw_matrix(ax, M, left, 0.8, name, head_tints(M.shape, flow_H), traced if M is Q_flow else None) + 0.2
+        left = draw_matrix(ax, M, left, 0.8, name, head_tints(M.shape, flow_H), traced if M is Q_flow else None) + 0.12
     for h in range(flow_H):
         y, tint, n = 2.15 + 1.3 * h, HEAD_TINTS[h], h + 1
         ax.text(0.05, y - 0.33, f"head {n}: columns {2 * h}–{2 * h + 1} (split_heads)", fontsize=9.5, weight="bold")
@@ -526,14 +526,15 @@ with ac.student_code("multi_head_attention"):
     draw_matrix(ax, out_flow, left + 0.5, y, "output", row=traced)
     favourite = [flow_tokens[int(np.argmax(A_flow[h, traced]))] for h in range(flow_H)]
     fig.suptitle(
-        f"The query of 'dog' through two heads: head 1 weighs '{favourite[0]}' most, head 2 '{favourite[1]}'",
+        f"The query of 'dog' through two heads:\nhead 1 weighs '{favourite[0]}' most, head 2 '{favourite[1]}'",
         y=0.995,
     )
     plots.show(
         fig,
         name="06_data_flow",
-        alt=f"Data-flow diagram with every number printed, for the tokens The, dog, barked, d_model = 4 and two "
-        f"heads. X times W^Q, W^K, W^V gives Q, K and V, whose columns 0–1 belong to head 1 and 2–3 to head 2. "
+        alt=f"Each head gives 'dog' its own weights, head 1 most on '{favourite[0]}' and head 2 on "
+        f"'{favourite[1]}', and merge_heads with W^O mixes their outputs into one. Data-flow diagram with every "
+        f"number printed, for the tokens The, dog, barked, d_model = 4 and two heads. X times W^Q, W^K, W^V gives Q, K and V, whose columns 0–1 belong to head 1 and 2–3 to head 2. "
         f"Per head: Q_h, K_h, the weights A_h (the row of 'dog': head 1 {A_flow[0, traced].round(2)}, head 2 "
         f"{A_flow[1, traced].round(2)}), V_h and the head's output A_h V_h. Last row: merge_heads puts the two "
         f"outputs side by side and W^O turns them into the output; the row of 'dog' is outlined throughout.",
@@ -787,9 +788,12 @@ class HeadsView(widgets.View):
     def key(self, heads, query):
         return heads  # one layout per number of heads
 
-    def corner(self, h):
+    COLUMNS = {1: 1, 2: 2, 4: 2, 8: 3}  # maps side by side, per number of heads (the figure fits 1024 px)
+    CELL = {1: 0.3, 2: 0.2, 4: 0.18, 8: 0.13}  # inches per weight: smaller maps when there are more
+
+    def corner(self, h, heads):
         """Top-left cell of head h's map in the one image that holds all maps (white cells between them)."""
-        row, col = divmod(h, 4)
+        row, col = divmod(h, self.COLUMNS[heads])
         return row * (self.T + 3), col * (self.T + 1)
 
     def build(self, heads, query):
@@ -800,8 +804,8 @@ class HeadsView(widgets.View):
         return self.parts["figure"]
 
     def make_figure(self, heads):
-        T, cols, rows = self.T, min(heads, 4), -(-heads // 4)
-        cell = {1: 0.3, 2: 0.25}.get(heads, 0.14)  # inches per weight: smaller maps when there are more
+        T, cols, cell = self.T, self.COLUMNS[heads], self.CELL[heads]
+        rows = -(-heads // cols)
         mosaic = np.full((rows * (T + 3) - 3, cols * (T + 1) - 1), np.nan)  # NaN cells between the maps: white
         maps_w, maps_h = mosaic.shape[1] * cell, mosaic.shape[0] * cell
         fig = plt.figure(figsize=(maps_w + 1.9, maps_h + 1.8))
@@ -809,11 +813,11 @@ class HeadsView(widgets.View):
         ax = fig.add_axes([1.0 / width, 1.05 / height, maps_w / width, maps_h / height])
         cmap = plt.get_cmap(plots.SEQUENTIAL).with_extremes(bad="white")
         image = ax.imshow(mosaic, cmap=cmap, vmin=0, vmax=1, interpolation="nearest")
-        corners = [self.corner(h) for h in range(heads)]
+        corners = [self.corner(h, heads) for h in range(heads)]
         label_cols = sorted({c for _, c in corners})[: 1 if cols > 2 else cols]  # four maps: keys under the first only
         ax.set_xticks([c + t for c in label_cols for t in range(T)], dog * len(label_cols), rotation=90)
         ax.set_yticks([r + t for r in sorted({r for r, _ in corners}) for t in range(T)], dog * rows)
-        ax.tick_params(length=0)
+        ax.tick_params(length=0, labelsize=9 if cell < 0.15 else 10)  # one token label per row of weights
         ax.set_frame_on(False)
         ax.set_xlabel("key (column; the same order in every map)")
         ax.set_ylabel("query (row)")
@@ -824,7 +828,7 @@ class HeadsView(widgets.View):
         bar = fig.add_axes([(maps_w + 1.2) / width, 1.05 / height, 0.12 / width, min(maps_h, 3) / height])
         fig.colorbar(plt.cm.ScalarMappable(plt.Normalize(0, 1), cmap), cax=bar, label="weight")
         s = "s" if heads > 1 else ""
-        heading = f"Your multi_head_attention, H = {heads} head{s} of d_k = {self.d_model // heads}"
+        heading = f"Your multi_head_attention, H = {heads} head{s} of $d_k$ = {self.d_model // heads}"
         fig.text(0.5, 1 - 0.08 / height, heading, ha="center", va="top", fontsize=10)
         finding = fig.text(0.5, 1 - 0.3 / height, "", ha="center", va="top", fontsize=10)
         plt.close(fig)  # out of pyplot's list, so that the notebook does not show it: the explorer does
@@ -834,7 +838,7 @@ class HeadsView(widgets.View):
         _, self.weights = multi_head_attention(self.X, *self.W, heads)  # your code: (heads, 11, 11)
         favourite = [dog[i] for i in self.weights[:, query].argmax(axis=-1)]
         for h in range(heads):
-            r, c = self.corner(h)
+            r, c = self.corner(h, heads)
             self.parts["mosaic"][r : r + self.T, c : c + self.T] = self.weights[h]
             self.parts["outlines"][h].set_y(r + query - 0.5)
             self.parts["titles"][h].set_text(f"head {h + 1}: {favourite[h]} {self.weights[h, query].max():.0%}")
@@ -851,10 +855,18 @@ class HeadsView(widgets.View):
             f"head {h + 1}: '{dog[int(np.argmax(self.weights[h, query]))]}' ({self.weights[h, query].max():.0%})"
             for h in range(heads)
         ]
+        n = len({text.split("'")[1] for text in favourite})
+        found = (
+            f"With one head, '{dog[query]}' weighs one key most"
+            if heads == 1
+            else f"With {heads} heads, '{dog[query]}' has {n} different favourite keys"
+            if n > 1
+            else f"With {heads} heads, '{dog[query]}' favours the same key in every head"
+        )
         return (
-            f"{heads} attention map(s), one per head of width d_k = {self.d_model // heads}, of your "
-            f"multi_head_attention on the dog sentence, with the row of the query '{dog[query]}' outlined. "
-            "The key it weighs most in each head: " + "; ".join(favourite)
+            f"{found}: " + "; ".join(favourite) + f". {heads} attention map(s), one per head of width d_k = "
+            f"{self.d_model // heads}, of your multi_head_attention on the dog sentence, with the row of the query "
+            f"'{dog[query]}' outlined."
         )
 
 
@@ -942,7 +954,7 @@ with ac.student_code("MultiHeadAttention"):
             layer = MultiHeadAttention(d_cost, H)
             entries[H] = [layer(torch.randn(1, T, d_cost))[1].numel() for T in lengths]
 
-    fig, (memory, count) = plt.subplots(1, 2, figsize=(8.2, 3.5), layout="constrained")
+    fig, (memory, count) = plt.subplots(1, 2, figsize=(6.6, 3.6), layout="constrained")
     for H in entries:
         memory.loglog(lengths, entries[H], "o-", color=plots.color("yours"))
         memory.annotate(
@@ -959,8 +971,8 @@ with ac.student_code("MultiHeadAttention"):
     count.bar(labels, [params[H] for H in head_counts], color=plots.color("yours"), label="your module")
     count.plot(labels, [torch_params[H] for H in head_counts], "_", ms=28, mew=2.5, color=plots.color("pytorch"))
     count.lines[-1].set_label("nn.MultiheadAttention")
-    count.set_ylim(0, 1.4 * formula)
-    count.legend(loc="upper center", ncol=2)
+    count.set_ylim(0, 1.6 * formula)
+    count.legend(loc="upper center")
     count.set_xlabel("number of heads H")
     count.set_ylabel("parameters")
     count.set_title(f"Parameters: {params[1]:,} for every H")
@@ -968,7 +980,8 @@ with ac.student_code("MultiHeadAttention"):
     plots.show(
         fig,
         name="06_cost",
-        alt=f"Left: attention weights per sequence against length T on log axes, one line per number of heads "
+        alt=f"The attention weights stored per sequence grow as H·T², while the parameter count stays "
+        f"{params[1]:,} for every H. Left: attention weights per sequence against length T on log axes, one line per number of heads "
         f"H = 1, 2, 4, 8, each growing as H·T² (for T = {T_long}: "
         + ", ".join(f"{entries[H][-1]:,}" for H in entries)
         + "). Right: bars of the parameter count of your module for H = "
@@ -1042,14 +1055,14 @@ with ac.student_code("multi_head_attention"):
     _, w_one = multi_head_attention(X_dog, W_Q_dog, W_K_dog, W_V_dog, W_O_dog, 1)  # same matrices, one head
     i_dog, i_barked, i_which = dog.index("dog"), dog.index("barked"), dog.index("which")
     maps = [
-        (w_dog[0], f"head 1 (subject ↔ verb):\n'dog' → 'barked' {w_dog[0, i_dog, i_barked]:.0%}"),
-        (w_dog[1], f"head 2 (relative clause):\n'dog' → 'which' {w_dog[1, i_dog, i_which]:.0%}"),
+        (w_dog[0], f"head 1\n(subject ↔ verb):\n'dog' → 'barked' {w_dog[0, i_dog, i_barked]:.0%}"),
+        (w_dog[1], f"head 2\n(relative clause):\n'dog' → 'which' {w_dog[1, i_dog, i_which]:.0%}"),
         (
             w_one[0],
-            f"one head (d_k = 16): 'dog' splits,\n{w_one[0, i_dog, i_barked]:.0%} and {w_one[0, i_dog, i_which]:.0%}",
+            f"one head ($d_k$ = 16):\n'dog' splits,\n{w_one[0, i_dog, i_barked]:.0%} and {w_one[0, i_dog, i_which]:.0%}",
         ),
     ]
-    fig, axes = plt.subplots(1, 3, figsize=(8.2, 3.9), layout="constrained")
+    fig, axes = plt.subplots(1, 3, figsize=(6.6, 4.4), layout="constrained")
     for ax, (weights, title) in zip(axes, maps):
         plots.attention_heatmap(weights, dog, ax=ax, title=title, annotate=False, colorbar=False)
         ax.set_xlabel("key")
@@ -1061,11 +1074,12 @@ with ac.student_code("multi_head_attention"):
         ax.tick_params(labelleft=False)
     axes[0].set_ylabel("query")
     fig.colorbar(axes[0].images[0], ax=axes, shrink=0.8, label="weight")
-    fig.suptitle("Two heads give 'dog' two sharp links; the same matrices as one head split its weight")
+    fig.suptitle("Two heads give 'dog' two sharp links;\nthe same matrices as one head split its weight")
     plots.show(
         fig,
         name="06_dog_heads",
-        alt=f"Three attention maps of the dog sentence, the row of 'dog' outlined. Head 1: 'dog' puts "
+        alt=f"Two heads give 'dog' two sharp links, while the same matrices as one head split its weight between "
+        f"'barked' and 'which'. Three attention maps of the dog sentence, the row of 'dog' outlined. Head 1: 'dog' puts "
         f"{w_dog[0, i_dog, i_barked]:.0%} on 'barked'. Head 2: it puts {w_dog[1, i_dog, i_which]:.0%} on "
         f"'which'. The same matrices as one head: 'dog' splits its attention, "
         f"{w_one[0, i_dog, i_barked]:.0%} on 'barked' and {w_one[0, i_dog, i_which]:.0%} on 'which'.",

@@ -113,17 +113,20 @@ print(
 weights_diff = (w_dc - w_cd[perm][:, perm]).abs().max().item()
 print(f"max |weights(dog chased cat) − weights(cat chased dog) with rows and columns reordered| = {weights_diff:.1e}")
 
-fig, axes = plt.subplots(1, 2, figsize=(8.2, 3.7), layout="constrained")
+fig, axes = plt.subplots(1, 2, figsize=(6.6, 3.9), layout="constrained")
 plots.attention_heatmap(w_cd, cat_dog, ax=axes[0], title="“The cat chased the dog”", colorbar=False)
 plots.attention_heatmap(w_dc, dog_cat, ax=axes[1], title="“The dog chased the cat”", colorbar=False)
 fig.colorbar(axes[0].images[0], ax=axes, shrink=0.85, label="weight")
-fig.suptitle(rf"No positions: the same weights, rows and columns reordered ($d_{{\mathrm{{model}}}}$ = {d_model})")
+fig.suptitle(
+    "No positions: the same weights, rows and columns reordered\n" + rf"($d_{{\mathrm{{model}}}}$ = {d_model})"
+)
 plots.show(
     fig,
     name="07_permutation",
-    alt=f"Two 5 by 5 attention heatmaps with their weights printed, for 'The cat chased the dog' and 'The dog "
-    f"chased the cat'. The second is the first with the rows and columns of cat and dog swapped "
-    f"(largest difference after reordering {weights_diff:.1e}).",
+    alt=f"Without positions, swapping cat and dog only reorders the attention weights, up to rounding (largest "
+    f"difference after reordering {weights_diff:.1e}). Two 5 by 5 attention heatmaps with their weights printed, for 'The cat chased "
+    f"the dog' and 'The dog chased the cat': the second is the first with the rows and columns of cat and dog "
+    f"swapped.",
 )
 
 
@@ -369,12 +372,12 @@ with ac.student_code("positional_encoding"):
     offsets = np.arange(-30, 31)
     starts = [30, 45, 60]
     curves = np.array([[pe_fig[p] @ pe_fig[p + k] for k in offsets] for p in starts])
-    fig, axes = plt.subplots(1, 2, figsize=(8.2, 3.7), layout="constrained")
+    fig, axes = plt.subplots(1, 2, figsize=(6.4, 3.9), layout="constrained")
     im = axes[0].imshow(pe_fig, cmap=plots.DIVERGING, vmin=-1, vmax=1, aspect="auto")
     axes[0].set_xlabel("dimension (even: sin, odd: cos)")
     axes[0].set_ylabel("position p")
     axes[0].set_title(
-        f"Your table (T = {T_fig}, $d_{{\\mathrm{{model}}}}$ = {d_fig}):\nfast pairs left, slow pairs right"
+        f"Your table (T = {T_fig},\n$d_{{\\mathrm{{model}}}}$ = {d_fig}): fast pairs\nleft, slow pairs right"
     )
     fig.colorbar(im, ax=axes[0], label="value")
     # the three curves coincide: one line, and the other two starts as markers on every third offset
@@ -385,14 +388,16 @@ with ac.student_code("positional_encoding"):
         )
     axes[1].set_xlabel("offset k (negative: back, positive: ahead)")
     axes[1].set_ylabel(r"$\mathrm{PE}_p \cdot \mathrm{PE}_{p+k}$")
-    axes[1].set_title("The dot product depends only on the offset:\nthree starts, one curve, symmetric about 0")
+    axes[1].set_title("The dot product depends only\non the offset: three starts,\none curve, symmetric about 0")
     axes[1].legend(loc="lower center")
     spread = np.abs(curves - curves[0]).max()
     symmetry = np.abs(curves[0] - curves[0][::-1]).max()
     plots.show(
         fig,
         name="07_pe_offset",
-        alt=f"Left: the sinusoidal table, {T_fig} positions by {d_fig} dimensions, fast stripes on the left "
+        alt=f"The dot product of two encodings depends only on their offset: the curves from three starting "
+        f"positions coincide and are symmetric about offset 0 (largest difference {spread:.1e}). "
+        f"Left: the sinusoidal table, {T_fig} positions by {d_fig} dimensions, fast stripes on the left "
         f"(low dimensions), slow on the right. Right: PE_p · PE_(p+k) against the offset k from -30 to 30 for "
         f"starting positions {starts}: three identical curves (largest difference {spread:.1e}), "
         f"symmetric about k = 0, peaking at {curves[0, 30]:.0f} = d_model / 2.",
@@ -580,8 +585,14 @@ class EncodingView(widgets.View):
 
     T = 64
 
+    def key(self, d_model, position):
+        return d_model  # one layout per d_model: its similarity axis spans that table's range, no more
+
     def build(self, d_model, position):
-        fig, (left, right) = plt.subplots(1, 2, figsize=(8.2, 3.6), layout="constrained")
+        pe = positional_encoding(self.T, d_model)  # your code: the similarity axis spans what this table gives
+        unit = pe / np.linalg.norm(pe, axis=1, keepdims=True)
+        lowest = float((unit @ unit.T).min())
+        fig, (left, right) = plt.subplots(1, 2, figsize=(6.6, 3.9), layout="constrained")
         self.table = left.imshow(
             np.zeros((self.T, 2)),
             cmap=plots.DIVERGING,
@@ -596,15 +607,25 @@ class EncodingView(widgets.View):
         left.set_ylabel("position")
         fig.colorbar(self.table, ax=left, label="value", pad=0.08)  # room for the pointer at the picked row
         self.row = left.axhline(0, color=plots.color("guide"), lw=1.5)
-        (self.pointer,) = left.plot([1.025], [0], "<", ms=10, color=plots.color("highlight"), clip_on=False)
+        (self.pointer,) = left.plot(  # beside the table (x in axes units), at the picked row
+            [1.025],
+            [0],
+            "<",
+            ms=10,
+            color=plots.color("highlight"),
+            clip_on=False,
+            transform=left.get_yaxis_transform(),
+        )
         left.set_xlim(0, 1)
-        left.set_title(rf"Your PE table (T = {self.T}; $d_{{\mathrm{{model}}}}$: see the slider)")
+        left.set_title(rf"Your PE table, T = {self.T}," + f"\n$d_{{\\mathrm{{model}}}}$ = {d_model}")
         (self.curve,) = right.plot(np.arange(self.T), np.zeros(self.T), "o-", ms=3, color=plots.color("yours"))
         self.mark = right.axvline(0, color=plots.color("highlight"), ls="--", lw=2)
         right.set_xlim(-1, self.T)
-        right.set_ylim(-1.05, 1.05)
+        right.set_ylim(lowest - 0.05 * (1 - lowest), 1 + 0.05 * (1 - lowest))  # the range of this table's similarities
+        if lowest < 0:
+            right.axhline(0, color=plots.color("guide"), lw=0.6)
         right.set_xlabel("position q")
-        right.set_ylabel(r"cosine similarity of $\mathrm{PE}_p$ and $\mathrm{PE}_q$")
+        right.set_ylabel(r"cosine similarity of $\mathrm{PE}_p$, $\mathrm{PE}_q$")
         self.title = right.set_title("\n")  # two lines, filled in by update()
         self.dynamic = [self.table, self.row, self.pointer, self.curve, self.mark, self.title]
         return fig
@@ -622,11 +643,13 @@ class EncodingView(widgets.View):
         self.nearest, self.best = int(np.argmax(others)), others.max()
         self.nearest += self.nearest >= position  # back to a position number
         self.title.set_text(
-            f"p = {position} (dashed) against every q:\nmost similar other q = {self.nearest} ({self.best:.3f})"
+            f"p = {position} (dashed): most similar\nother q = {self.nearest}, similarity {self.best:.3f}"
         )
 
     def alt(self, d_model, position):
         return (
+            f"With d_model = {d_model}, the position most similar to {position} is {self.nearest} (cosine "
+            f"similarity {self.best:.3f}). "
             f"Left: the sinusoidal table for T = {self.T} and d_model = {d_model}, position {position} marked. "
             f"Right: the cosine similarity of position {position} with every position, 1 at itself; the most "
             f"similar other position is {self.nearest}, with similarity {self.best:.3f}."
@@ -680,26 +703,30 @@ with ac.student_code("add_positional_encoding"):
         Ws = random_projections(d_model, seed)
         without.append((self_attention(X_dc, *Ws)[0] - self_attention(X_cd, *Ws)[0][perm]).abs().max().item())
         with_pe.append((self_attention(Xp_dc, *Ws)[0] - self_attention(Xp_cd, *Ws)[0][perm]).abs().max().item())
-    fig, ax = plt.subplots(figsize=(7.2, 3.8), layout="constrained")
+    fig, ax = plt.subplots(figsize=(6.6, 3.9), layout="constrained")
     floor = 1e-17  # exact zeros cannot be drawn on a log scale
     ax.semilogy(range(n_layers), with_pe, "s", color=plots.color("with"), label="embeddings + positional encoding")
     ax.semilogy(range(n_layers), np.maximum(without, floor), "o", color=plots.color("without"), label="embeddings only")
     ax.axhline(floor, color=plots.color("guide"), ls=":", lw=1)
     ax.text(n_layers - 0.5, floor * 2, "exact 0 drawn here", ha="right", va="bottom", fontsize=9, color=plots.TEXT)
-    ax.set_ylim(floor / 10, 30)
+    ax.set_ylim(floor / 10, 1e4)
+    ax.set_yticks([1e-16, 1e-12, 1e-8, 1e-4, 1, 1e4], ["10⁻¹⁶", "10⁻¹²", "10⁻⁸", "10⁻⁴", "1", "10⁴"])  # both sides of 1
+    ax.minorticks_off()
     ax.set_xticks(range(0, n_layers, 2))
     ax.set_xlabel("random attention layer (seed)")
     ax.set_ylabel("max |out(dog…cat) − P·out(cat…dog)|")
     ax.set_title(
-        f"With positions the output is no longer a reordering: differences ≥ {min(with_pe):.2f}\n"
-        f"instead of ≤ {max(without):.1e} ({n_layers} random layers, d_model = {d_model})"
+        f"With positions the output is no longer a reordering:\ndifferences ≥ {min(with_pe):.2f} "
+        f"instead of ≤ {max(without):.1e}\n({n_layers} random layers, $d_{{\\mathrm{{model}}}}$ = {d_model})"
     )
     ax.legend(loc="center right")
     cat_gap = (self_attention(Xp_cd, W_Q, W_K, W_V)[0][1] - self_attention(Xp_dc, W_Q, W_K, W_V)[0][4]).norm().item()
     plots.show(
         fig,
         name="07_order_broken",
-        alt=f"Log-scale dot plot over {n_layers} random attention layers: with embeddings only the difference "
+        alt=f"With positional encodings the output is no longer a reordering: over {n_layers} random attention "
+        f"layers the difference is at least {min(with_pe):.2f}, against at most {max(without):.1e} without. "
+        f"Log-scale dot plot over {n_layers} random attention layers: with embeddings only the difference "
         f"between one sentence's output and the other's reordered output is at most {max(without):.1e} "
         f"(zeros drawn at 1e-17); with positional encodings it is at least {min(with_pe):.2f}.",
     )
@@ -742,7 +769,7 @@ with ac.student_code("positional_encoding"):
         if seed == 0:
             example = scores
 
-    fig, axes = plt.subplots(1, 2, figsize=(8.2, 3.9), sharey=True, layout="constrained")
+    fig, axes = plt.subplots(1, 2, figsize=(6.6, 4.1), sharey=True, layout="constrained")
     titles = {
         "added": "x + PE, then projections:\nthe score moves with the placement",
         "rope": "RoPE on q and k:\nflat, and two ahead ≠ two back",
@@ -755,11 +782,13 @@ with ac.student_code("positional_encoding"):
         ax.set_title(titles[kind])
     axes[0].set_ylabel("score of cat → dog")
     axes[1].legend(loc="lower right")
-    fig.suptitle(f"Only RoPE makes the score a function of the offset (layer 0 of {n_layers})")
+    fig.suptitle(f"Only RoPE makes the score a function of the offset\n(layer 0 of {n_layers})")
     plots.show(
         fig,
         name="07_rope_contrast",
-        alt=f"Score of 'cat' for 'dog' against the position of 'cat', for the key two ahead and two back. "
+        alt=f"Only RoPE makes the score a function of the offset alone: with encodings added the score moves with "
+        f"the placement, with RoPE it stays flat and two ahead differs from two back. "
+        f"Score of 'cat' for 'dog' against the position of 'cat', for the key two ahead and two back. "
         f"Left, encodings added to the embeddings: both curves move with the position (median spread "
         f"over {n_layers} layers {np.median(spreads['added']):.2f}). Right, RoPE: two flat lines at "
         f"different heights (spread at most {max(spreads['rope']):.1e}, gap between ahead and back "

@@ -1113,11 +1113,17 @@ with ac.student_code("TinyTransformer.forward and train_step"):
     )
     ax.set_xlabel("training step")
     ax.set_ylabel("cross-entropy (log scale)")
+    ticks = [0.001, 0.003, 0.01, 0.03, 0.1, 0.3, 1, 3, 10]  # numbers, on both sides of 1
+    ax.set_yticks(ticks, [f"{t:g}" for t in ticks])
+    ax.minorticks_off()
+    ax.set_ylim(0.7 * min(losses), max(4, 1.3 * max(losses)))
     ax.set_title(f"The loss falls from ln {N_CLASSES} to {np.mean(losses[-10:]):.3f} (last 10 steps) in {STEPS} steps")
     ax.legend()
     plots.show(
         fig,
-        alt=f"Training loss of the model built from your parts over {STEPS} steps, on a log scale: from "
+        alt=f"The model built from your parts learns: its loss falls from {losses[0]:.2f} to "
+        f"{np.mean(losses[-10:]):.3f} in {STEPS} steps. "
+        f"Training loss of the model built from your parts over {STEPS} steps, on a log scale: from "
         f"{losses[0]:.2f} (ln {N_CLASSES} = {math.log(N_CLASSES):.2f}) down to {np.mean(losses[-10:]):.3f} "
         f"(mean of the last 10 steps).",
         name="09_loss_curve",
@@ -1419,7 +1425,7 @@ with after():
 with after():
     need(seeds=True)
     rows = [item for group, names in GROUPS.items() for item in [(group, None)] + [(group, n) for n in names]]
-    fig, ax = plt.subplots(figsize=(8.4, 6.6), layout="constrained")
+    fig, ax = plt.subplots(figsize=(6.6, 7.0), layout="constrained")
     for y, (group, name) in enumerate(rows):
         if name is None:  # a group's heading, inside the axes
             heading = dict(va="center", fontweight="bold", backgroundcolor="white", transform=ax.get_yaxis_transform())
@@ -1429,23 +1435,27 @@ with after():
         meaning = "yours" if name == GROUPS[group][0] else "baseline"
         ax.barh(y, mean, color=plots.color(meaning), alpha=0.45, height=0.7)
         ax.plot([r["accuracy"] for r in runs[name]], [y] * len(SEEDS), "o", color=plots.TEXT, ms=4)
-        ax.text(1.03, y, f"{mean:.1%} ({low:.1%}–{high:.1%})", va="center")
+        ax.text(1.03, y, f"{mean:.1%} ({low:.1%}–{high:.1%})", va="center", fontsize=9)
     ax.axvline(blind_best, color=plots.color("guide"), ls="--", lw=1, label=f"best position-blind ({blind_best:.0%})")
     ax.axvline(1 / N_CLASSES, color=plots.color("chance"), ls=":", lw=1.5, label=f"chance ({1 / N_CLASSES:.0%})")
     ax.plot([], [], "o", color=plots.TEXT, ms=4, label="one seed")
-    ax.set_yticks([y for y, (_, n) in enumerate(rows) if n], [n for _, n in rows if n])
+    maths = lambda n: n.replace("√d_k", r"$\sqrt{d_k}$").replace("d_k =", "$d_k$ =")  # noqa: E731
+    ax.set_yticks([y for y, (_, n) in enumerate(rows) if n], [maths(n) for _, n in rows if n])
     ax.set_ylim(len(rows) - 0.5, -0.6)
     ax.set_xlim(0, 1.015)  # room for the dots of runs at 100 %
     ax.set_xlabel(f"test accuracy ({len(SEEDS)} seeds; right: mean, lowest–highest)")
-    ax.set_title("Without positions, √d_k or residuals the model fails; one head or no layer norm costs less")
+    ax.set_title(
+        r"Without positions, $\sqrt{d_k}$ or residuals the model fails;" + "\none head or no layer norm costs less"
+    )
     bars = [
         Patch(color=plots.color(m), alpha=0.45, label=f"mean: {t}")
         for m, t in (("yours", "the group's reference"), ("baseline", "one thing changed"))
     ]
-    fig.legend(handles=ax.get_legend_handles_labels()[0] + bars, loc="outside lower center", ncol=3)
+    fig.legend(handles=ax.get_legend_handles_labels()[0] + bars, loc="outside lower center", ncol=2)
     plots.show(
         fig,
-        alt="Horizontal bars of test accuracy, mean of three seeds with a dot per seed, in three groups. "
+        alt="Without positions, √d_k or residuals the model fails; one head or no layer norm costs less. "
+        "Horizontal bars of test accuracy, mean of three seeds with a dot per seed, in three groups. "
         + "; ".join(
             f"{group}: " + ", ".join(f"{n} {summary(n)[0]:.0%}" for n in names) for group, names in GROUPS.items()
         )
@@ -1614,16 +1624,20 @@ with after():
 # %%
 with after():
     need(seeds=True)
-    fig, (ax_peak, ax_out) = plt.subplots(2, 1, figsize=(7.6, 6.6), layout="constrained")
+    fig, (ax_peak, ax_out) = plt.subplots(2, 1, figsize=(6.6, 6.8), layout="constrained")
     for name, meaning, style in zip(PEAK_ROWS, ("scaled", "unscaled"), ("-", "--")):
         for k, run in enumerate(runs[name]):
             steps, peak = zip(*run["peaks"])
-            label = f"{'with' if meaning == 'scaled' else 'without'} √d_k ({len(SEEDS)} seeds)" if k == 0 else None
+            label = (
+                f"{'with' if meaning == 'scaled' else 'without'} $\\sqrt{{d_k}}$ ({len(SEEDS)} seeds)"
+                if k == 0
+                else None
+            )
             ax_peak.plot(steps, peak, style, color=plots.color(meaning), lw=1.5, label=label)
     ax_peak.set_ylim(0, 1)
     ax_peak.set_xlabel("training step")
     ax_peak.set_ylabel("largest attention weight\n(block 1, mean over queries)")
-    ax_peak.set_title("Without √d_k the attention is peaked within 10 steps")
+    ax_peak.set_title(r"Without $\sqrt{d_k}$ the attention is peaked within 10 steps")
     ax_peak.legend(loc="lower right")
     names = list(knockout)
     for y, name in enumerate(names):
@@ -1653,10 +1667,12 @@ with after():
     )
     ax_out.set_xlabel("test accuracy with one head removed (a dot per seed)")
     ax_out.legend(loc="lower left", fontsize=9)
-    ax_out.set_title("Removing a head of block 1 breaks the model; removing one of block 2 does not")
+    ax_out.set_title("Removing a head of block 1 breaks the model;\nremoving one of block 2 does not")
     plots.show(
         fig,
-        alt="Top: the largest attention weight in block 1 during training, three seeds each: with √d_k it ends near "
+        alt="Without √d_k the attention of block 1 is peaked within 10 steps, and removing a head of block 1 breaks "
+        "the model while removing one of block 2 does not. "
+        "Top: the largest attention weight in block 1 during training, three seeds each: with √d_k it ends near "
         f"{peaks['full model'][:, -1].mean():.2f}, without near {peaks['no √d_k scaling'][:, -1].mean():.2f}. Bottom: "
         "test accuracy of the trained full models with one head's output replaced by its mean (set to zero), one dot "
         "per seed: "

@@ -800,30 +800,34 @@ with ac.student_code("causal_mask and MultiHeadAttention"):
     model_loss, fit_loss = text_loss(model), text_loss(model, train_inputs, train_targets)
     trained = True  # the later cells use the model, its losses and its held-out curve
 
-    fig, ax = plt.subplots(figsize=(8, 4.6), layout="constrained")
+    fig, ax = plt.subplots(figsize=(6.6, 4.8), layout="constrained")
     ax.plot(np.arange(1, STEPS + 1), losses, color=plots.color("yours"), lw=0.8, alpha=0.35)
     ax.plot(
         np.arange(20, STEPS + 1) - 9.5,  # each mean drawn at the middle of its 20 steps
         np.convolve(losses, np.ones(20) / 20, mode="valid"),
         color=plots.color("yours"),
         lw=2.5,
-        label="training batches (mean of 20 steps, centred)",
+        label="training (mean of 20 steps, centred)",
     )
     ax.plot(*zip(*held_out_curve.items()), "o-", color=plots.color("other"), lw=2, label="held-out rhymes")
     for loss, label, meaning, style in (
         (uniform_loss, "uniform", "chance", ":"),
         (unigram_loss, "unigram", "other2", "--"),
-        (bigram_loss, "bigram (previous character only)", "baseline", "-."),
+        (bigram_loss, "bigram", "baseline", "-."),
     ):
         held = "" if label == "uniform" else ", held out"
         ax.axhline(loss, color=plots.color(meaning), ls=style, lw=1.5, label=f"{label}{held}: {loss:.2f}")
     ax.set_xlabel("training step")
     ax.set_ylabel("cross-entropy (nats per character)")
-    ax.set_title(f"On held-out rhymes the model beats the bigram: {model_loss:.2f} against {bigram_loss:.2f} nats")
+    ax.set_title(
+        f"On held-out rhymes the model beats the bigram (previous character only):\n{model_loss:.2f} against "
+        f"{bigram_loss:.2f} nats per character"
+    )
     ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.15), ncol=2)
     plots.show(
         fig,
-        alt=f"Loss of the tiny decoder over {STEPS} training steps. On training batches it falls from about "
+        alt=f"On held-out rhymes the model beats the bigram baseline: {model_loss:.2f} against {bigram_loss:.2f} "
+        f"nats per character. Loss of the tiny decoder over {STEPS} training steps. On training batches it falls from about "
         f"{losses[0]:.1f} to {np.mean(losses[-20:]):.2f} nats per character; on the held-out rhymes it falls to "
         f"{model_loss:.2f} and levels off, below the bigram ({bigram_loss:.2f}) and unigram ({unigram_loss:.2f}) "
         "baselines measured on the same rhymes.",
@@ -1118,7 +1122,7 @@ with model_code("next_token_probs"):
     needs_model()
     with torch.no_grad():
         logits_w = model(encode(prompt_w)[None])[0, -1]
-    fig, axes = plt.subplots(4, 1, figsize=(8, 7.6), sharex=True, sharey=True, layout="constrained")
+    fig, axes = plt.subplots(4, 1, figsize=(6.6, 7.8), sharex=True, sharey=True, layout="constrained")
     entropies = []
     for ax, (temperature, top_k) in zip(axes, settings, strict=True):
         p = next_token_probs(logits_w, temperature, top_k)  # yours
@@ -1131,10 +1135,12 @@ with model_code("next_token_probs"):
     axes[-1].set_xticks(range(V), [shown(c) for c in vocab])
     axes[-1].set_xlim(-0.7, V - 0.3)
     axes[-1].set_xlabel("next character")
-    fig.suptitle(f"After {prompt_w!r}: a low temperature or a small top-k concentrates the probability")
+    fig.suptitle(f"After {prompt_w!r}:\na low temperature or a small top-k concentrates the probability")
     plots.show(
         fig,
-        alt="Four bar charts of the next-character distribution after 'humpty dumpty sat on a w': "
+        alt="A low temperature or a small top-k concentrates the probability of the next character: the entropy is "
+        f"{entropies[0]:.2f} bits at temperature 0.5 and {entropies[2]:.2f} bits at 2.0. "
+        "Four bar charts of the next-character distribution after 'humpty dumpty sat on a w': "
         + "; ".join(
             f"temperature {t}, top-k {k or 'all'}: entropy {h:.2f} bits"
             for (t, k), h in zip(settings, entropies, strict=True)
@@ -1511,10 +1517,10 @@ class NextCharacterView(widgets.View):
 
     def build(self, prompt, temperature, top_k):
         n = PROMPT_CHARS
-        fig = plt.figure(figsize=(8.4, 6.0))
-        ax_p = fig.add_axes([0.08, 0.64, 0.9, 0.27])
-        ax_a = fig.add_axes([0.11, 0.1, 0.302, 0.433])  # a square of 2.6 inches
-        ax_c = fig.add_axes([0.43, 0.1, 0.015, 0.433])
+        fig = plt.figure(figsize=(6.6, 6.0))  # fits 1024 px
+        ax_p = fig.add_axes([0.1, 0.64, 0.88, 0.27])
+        ax_a = fig.add_axes([0.12, 0.1, 0.364, 0.4])  # a square of 2.4 inches
+        ax_c = fig.add_axes([0.5, 0.1, 0.019, 0.4])
         bar_width = 0.7 * ax_p.get_position().width * fig.get_figwidth() * 72 / (V + 0.4)  # points per bar
         self.bars = ax_p.vlines(range(V), 0, np.zeros(V), colors=plots.color("yours"), lw=bar_width)
         (self.plain,) = ax_p.plot(range(V), np.zeros(V), "_", color=plots.color("reference"), ms=bar_width * 1.3, mew=2)
@@ -1525,7 +1531,7 @@ class NextCharacterView(widgets.View):
         ax_p.set_ylim(0, 1.02)
         ax_p.set_xlabel("next character")
         ax_p.set_ylabel("probability")
-        ax_p.legend(loc="lower right", bbox_to_anchor=(1.0, 1.01), frameon=False, borderaxespad=0)
+        ax_p.legend(loc="lower right", bbox_to_anchor=(1.0, 1.01), frameon=False, borderaxespad=0, fontsize=9)
         self.title = ax_p.set_title(" ", loc="left")
         colours = plt.get_cmap(plots.SEQUENTIAL).with_extremes(bad=(0, 0, 0, 0), under="white")
         self.image = ax_a.imshow(np.full((n, n), -1.0), cmap=colours, vmin=0, vmax=1, interpolation="nearest")
@@ -1534,14 +1540,14 @@ class NextCharacterView(widgets.View):
         ax_a.set_yticks([])
         ax_a.set_xlabel("key (character attended to)", labelpad=22)
         ax_a.set_ylabel("query", labelpad=16)
-        ax_a.set_title(f"Block {N_LAYERS}, mean of {N_HEADS} heads: causal attention", loc="left")
+        ax_a.set_title(f"Block {N_LAYERS}, mean of {N_HEADS} heads:\ncausal attention", loc="left")
         fig.colorbar(self.image, cax=ax_c, label="attention weight")
         legend = [
             plots.masked_patch(),
             Patch(facecolor="white", edgecolor=plots.MASK_EDGE, label="no character"),
         ]
-        fig.legend(handles=legend, loc="upper left", bbox_to_anchor=(0.55, 0.53), frameon=False)
-        self.used = fig.text(0.56, 0.36, " ", va="top", ha="left", family="DejaVu Sans Mono", fontsize=9)
+        fig.legend(handles=legend, loc="upper left", bbox_to_anchor=(0.62, 0.5), frameon=False)
+        self.used = fig.text(0.63, 0.33, " ", va="top", ha="left", family="DejaVu Sans Mono", fontsize=9)
         # The prompt's characters along the map's axes, as two texts (one text draws much faster than 24):
         # a monospaced font whose characters are one column wide (a DejaVu Sans Mono glyph is 0.602 em wide),
         # and one character per line, with the line spacing set to one row.
@@ -1550,7 +1556,7 @@ class NextCharacterView(widgets.View):
             -0.5, n - 0.3, "", ha="left", va="top", family="DejaVu Sans Mono", fontsize=cell_pt / 0.602
         )
         self.rows = ax_a.text(
-            -0.8, n - 1, "l\np", ha="right", va="center", family="DejaVu Sans Mono", fontsize=10, linespacing=1.0
+            -0.8, n - 1, "l\np", ha="right", va="center", family="DejaVu Sans Mono", fontsize=9, linespacing=1.0
         )
         renderer = fig.canvas.get_renderer()
         two_lines = self.rows.get_window_extent(renderer).height
@@ -1590,11 +1596,13 @@ class NextCharacterView(widgets.View):
         self.image.set_data(grid)
         best = int(p.argmax())
         self.summary = f"'{shown(vocab[best])}' ({float(p[best]):.0%}), entropy {entropy_bits(p):.2f} bits"
-        self.title.set_text(f"Most likely next: {self.summary}")
+        self.title.set_text(f"Most likely next: {self.summary}".replace(", entropy", ",\nentropy"))  # beside the key
 
     def alt(self, prompt, temperature, top_k):
         chars, dropped = clean_prompt(prompt)
         return (
+            f"After {chars!r} your model's most likely next character at temperature {temperature:.2f} and top-k "
+            f"{min(top_k, V)} is {getattr(self, 'summary', '')}. "
             f"Next-character distribution of your model after the prompt {chars!r}"
             + (f" (its last {PROMPT_CHARS} characters; {dropped} earlier ones dropped)" if dropped else "")
             + f" at temperature {temperature:.2f} and top-k {min(top_k, V)}: most likely {getattr(self, 'summary', '')}; "
@@ -1695,7 +1703,7 @@ with model_code("attend_with_cache"):
         for n in LENGTHS
     }
 
-    fig, (ax_t, ax_s) = plt.subplots(2, 1, figsize=(8, 7.4), layout="constrained")
+    fig, (ax_t, ax_s) = plt.subplots(2, 1, figsize=(6.6, 7.6), layout="constrained")
     positions = np.arange(2, LONGEST + 2)  # sequence length after each step
     for use_cache, meaning, label in ((False, "recompute", "recompute everything"), (True, "cache", "KV cache")):
         ax_t.plot(positions, best[use_cache], color=plots.color(meaning), lw=1, alpha=0.35)
@@ -1705,7 +1713,10 @@ with model_code("attend_with_cache"):
     ax_t.set_ylim(0, 1.3 * per_step[False].max())  # rare interruptions go off the top
     ax_t.set_xlabel("sequence length T after the step")
     ax_t.set_ylabel("time of one step (ms)")
-    ax_t.set_title(f"A recomputing step slows down as the text grows; a cached one far less (d_model = {D_MODEL})")
+    ax_t.set_title(
+        "A recomputing step slows down as the text grows; a cached one far less\n"
+        rf"($d_{{\mathrm{{model}}}}$ = {D_MODEL})"
+    )
     ax_t.legend(loc="upper left")
     ax_s.semilogy(
         LENGTHS,
@@ -1727,11 +1738,13 @@ with model_code("attend_with_cache"):
     ax_s.minorticks_off()
     ax_s.set_xlabel("generated characters n")
     ax_s.set_ylabel("recompute time / cache time")
-    ax_s.set_title("The measured speed-up is largest for the longest text, far below the counted ratio")
+    ax_s.set_title("The measured speed-up is largest for the longest text,\nfar below the counted ratio")
     ax_s.legend(loc="upper left")
     plots.show(
         fig,
-        alt="Top: time per generation step against sequence length; recomputation grows from "
+        alt="The KV cache keeps each generation step cheap as the text grows, and its measured speed-up is largest for "
+        "the longest text, far below the counted ratio. "
+        "Top: time per generation step against sequence length; recomputation grows from "
         f"{per_step[False][:16].mean():.2f} to {per_step[False][-16:].mean():.2f} ms, the cache stays near "
         f"{per_step[True][:16].mean():.2f}–{per_step[True][-16:].mean():.2f} ms. Bottom: measured speed-up "
         f"from {speedup[LENGTHS[0]]:.1f}x to {speedup[LENGTHS[-1]]:.1f}x, counted ratio from "

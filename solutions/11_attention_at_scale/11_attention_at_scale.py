@@ -532,7 +532,7 @@ TILE_LEGEND = [
 ]
 
 T_demo, B_demo = 12, 4
-fig, axes = plt.subplots(1, 2, figsize=(8.4, 4.2), layout="constrained")
+fig, axes = plt.subplots(1, 2, figsize=(6.6, 4.2), layout="constrained")
 counts = {}
 for ax, causal in zip(axes, (False, True)):
     entries = entry_map(T_demo, B_demo, causal)
@@ -544,15 +544,16 @@ for ax, causal in zip(axes, (False, True)):
     grid = tile_grid(T_demo, B_demo, causal)
     counts[causal] = {kind: int((grid == code).sum()) for code, kind in ((0, "skipped"), (1, "masked"), (2, "full"))}
     ax.set_title(
-        f"{'causal' if causal else 'no mask'}: {grid.size - counts[causal]['skipped']} of {grid.size} tiles computed"
+        f"{'causal' if causal else 'no mask'}:\n{grid.size - counts[causal]['skipped']} of {grid.size} tiles computed"
     )
     ax.set_xlabel("key position j")
     ax.set_ylabel("query position i")
 fig.legend(handles=TILE_LEGEND, loc="outside lower center", ncol=3, frameon=False)
-fig.suptitle(f"A causal mask skips the tiles above the diagonal (T = {T_demo}, B = {B_demo})")
+fig.suptitle(f"A causal mask skips the tiles above the diagonal\n(T = {T_demo}, B = {B_demo})")
 plots.show(
     fig,
-    alt=f"Two 12 by 12 grids cut into 4 by 4 tiles. Without a mask all 9 tiles are computed. "
+    alt=f"A causal mask skips the {counts[True]['skipped']} tiles above the diagonal. "
+    f"Two 12 by 12 grids cut into 4 by 4 tiles. Without a mask all 9 tiles are computed. "
     f"With a causal mask {counts[True]['skipped']} tiles above the diagonal are skipped, "
     f"{counts[True]['masked']} diagonal tiles are computed with their upper triangle masked (hatched), "
     f"and {counts[True]['full']} tiles below are computed in full.",
@@ -1065,7 +1066,7 @@ if traffic:
 
 
 def draw_traffic():
-    fig, (ax_n, ax_m) = plt.subplots(2, 1, figsize=(8, 7.6), layout="constrained")
+    fig, (ax_n, ax_m) = plt.subplots(2, 1, figsize=(6.6, 8.0), layout="constrained")
     styles = ("-", "--", "-.", ":", (0, (6, 2, 1, 2, 1, 2)))
     for M, marker, style, shade in zip(M_IO, "os^Dv", styles, plots.shades("tiled", len(M_IO))):  # light: small M
         ax_n.loglog(
@@ -1081,7 +1082,7 @@ def draw_traffic():
     ax_n.set_xlabel("sequence length N")
     ax_n.set_ylabel("numbers moved (log)")
     ax_n.set_title(
-        f"Both grow like N² (tiled, M = {M_IO[1]:,}: slope {slope_N:.2f}); only the tiled loop's depends on M",
+        f"Both grow like N² (tiled, M = {M_IO[1]:,}: slope {slope_N:.2f});\nonly the tiled loop's depends on M",
         loc="left",
     )
     ax_n.legend(loc="upper left", ncol=2)
@@ -1100,12 +1101,14 @@ def draw_traffic():
     ax_m.set_xlabel("fast memory M (numbers)")
     ax_m.set_ylabel("numbers moved (log)")
     ax_m.set_title(
-        f"N = {N}, d = {D_IO}: doubling M nearly halves the tiled loop's traffic (slope {slope_M:.2f})", loc="left"
+        f"N = {N}, d = {D_IO}: doubling M nearly halves the tiled loop's traffic\n(slope {slope_M:.2f})", loc="left"
     )
     ax_m.legend(loc="upper right")
     plots.show(
         fig,
-        alt=f"Two log-log plots of the numbers moved between slow and fast memory for one head of d = {D_IO}. Top: "
+        alt=f"Both plain and tiled attention move numbers in proportion to N², but only the tiled loop's traffic "
+        f"falls as the fast memory M grows: it crosses below plain attention's from M = {fewer_from:,} on. "
+        f"Two log-log plots of the numbers moved between slow and fast memory for one head of d = {D_IO}. Top: "
         f"against N from {N_IO[0]} to {N_IO[-1]}; every line rises with slope about 2; the tiled loop's lines, light to dark "
         f"blue as the fast memory M grows, sit lower the larger M; plain attention's line does not depend on M. Bottom: at N = {N}, the tiled "
         f"loop's traffic against M falls with slope {slope_M:.2f}, on the line 2Nd + 12 N²d²/M, crosses below plain "
@@ -1465,7 +1468,7 @@ for g, per_token in big_per_token.items():
         f"{per_token * big['context'] / 2**30:.2f} GiB for one {big['context']:,}-token sequence"
     )
 
-fig, axes = plt.subplots(1, 2, figsize=(8.4, 3.8), layout="constrained")
+fig, axes = plt.subplots(1, 2, figsize=(6.6, 4.2), layout="constrained")
 x_pos = np.arange(len(kv_heads_options))
 axes[0].bar(
     x_pos, [measured_per_token[g] for g in kv_heads_options], color=plots.color("yours"), label="measured (array sizes)"
@@ -1476,10 +1479,10 @@ axes[0].plot(
     "o",
     color=plots.color("reference"),
     ms=7,
-    label="2 · layers · kv heads · d_head · 2 bytes",
+    label="2 · layers · kv heads\n· $d_{\\mathrm{head}}$ · 2 bytes",
 )
 axes[0].set_xticks(x_pos, [str(g) for g in kv_heads_options])
-axes[0].set_xlabel("key/value heads (8 query heads)")
+axes[0].set_xlabel("key/value heads\n(8 query heads)")
 axes[0].set_ylabel("KV-cache bytes per token")
 axes[0].set_title(f"Toy decoder ({N_LAYERS_TOY} layers, float16)", loc="left")
 axes[0].set_ylim(0, 1.45 * max(measured_per_token.values()))
@@ -1491,13 +1494,14 @@ axes[1].bar(
     color=plots.color("yours"),
 )
 axes[1].set_xticks(np.arange(len(groups_big)), [str(g) for g in groups_big])
-axes[1].set_xlabel("key/value heads (32 query heads)")
+axes[1].set_xlabel("key/value heads\n(32 query heads)")
 axes[1].set_ylabel(f"GiB for {big['context']:,} tokens")
 axes[1].set_title("Hypothetical 32-layer model", loc="left")
-fig.suptitle("The KV cache shrinks in proportion to the number of key/value heads")
+fig.suptitle("The KV cache shrinks in proportion to the number\nof key/value heads")
 plots.show(
     fig,
-    alt="Two bar charts. Left: measured KV-cache bytes per token of a toy 4-layer decoder for 8, 4, 2 "
+    alt="The KV cache shrinks in proportion to the number of key/value heads. "
+    "Two bar charts. Left: measured KV-cache bytes per token of a toy 4-layer decoder for 8, 4, 2 "
     f"and 1 key/value heads: {', '.join(f'{measured_per_token[g]:.0f}' for g in kv_heads_options)} "
     "bytes, on top of the formula's dots. Right: a hypothetical 32-layer model's cache for 4096 "
     f"tokens: {', '.join(f'{big_per_token[g] * 4096 / 2**30:.2f}' for g in groups_big)} GiB for "
@@ -1668,7 +1672,7 @@ print(
     + f"{np.ptp(multi_head):.3f} nats"
 )
 
-fig, ax = plt.subplots(figsize=(8, 4.2), layout="constrained")
+fig, ax = plt.subplots(figsize=(6.6, 4.4), layout="constrained")
 x = {n_kv: i for i, n_kv in enumerate(uptraining)}
 for n_kv, (before, after) in uptraining.items():
     for seed_before, seed_after in zip(before, after):
@@ -1683,13 +1687,14 @@ labels = [
 ]
 ax.set_xticks(list(x.values()), labels)
 ax.set_xlim(-0.5, len(x) - 0.5)
-ax.set_xlabel("key/value heads (4 query heads), and the KV cache they need")
+ax.set_xlabel("key/value heads (4 query heads),\nand the KV cache they need")
 ax.set_ylabel("held-out loss (nats per character)")
-ax.set_title("Pooling raises the loss; uptraining closes most of the gap, not all (3 seeds)", loc="left")
+ax.set_title("Pooling raises the loss; uptraining closes most of the gap,\nnot all (3 seeds)", loc="left")
 ax.legend(loc="upper left")
 plots.show(
     fig,
-    alt="Held-out loss of lesson 10's decoder for 4, 2 and 1 key/value heads, three seeds each: right after "
+    alt="Mean-pooling key/value heads raises the held-out loss, and uptraining closes most of the gap, not all. "
+    "Held-out loss of lesson 10's decoder for 4, 2 and 1 key/value heads, three seeds each: right after "
     "mean-pooling "
     + "; ".join(f"{n_kv} heads {np.mean(b):.2f}" for n_kv, (b, _) in uptraining.items())
     + f"; after {UPTRAIN_STEPS} steps of uptraining "
@@ -1762,7 +1767,7 @@ class TilesView(widgets.View):
         self.measured = {}  # measurements kept per setting: see measure()
 
     def build(self, block_size, T, mask):
-        fig = plt.figure(figsize=(8.4, 5.0), layout="constrained")
+        fig = plt.figure(figsize=(6.6, 5.4), layout="constrained")
         grid = fig.add_gridspec(2, 3, height_ratios=[3.2, 1])
         ax_t, ax_m, ax_l = (fig.add_subplot(grid[0, i]) for i in range(3))
         ax_mem = fig.add_subplot(grid[1, :])
@@ -1778,7 +1783,7 @@ class TilesView(widgets.View):
         ax_t.add_patch(self.masked)
         self.edges = LineCollection([], colors="#6E6E6E", linewidths=1.0)
         ax_t.add_collection(self.edges)
-        ax_t.set_title("tiles of the T × T scores")
+        ax_t.set_title("tiles of the\nT × T scores")
         ax_t.set_xlabel("key j →")
         ax_t.set_ylabel("← query i")
         state_map = plt.get_cmap(plots.SEQUENTIAL).with_extremes(bad=plots.color("skipped"))
@@ -1786,11 +1791,11 @@ class TilesView(widgets.View):
             np.zeros((1, 1)), cmap=state_map, vmin=float(S_ex[:, 0].min()), vmax=float(S_ex.max()), **unit
         )
         self.sums = ax_l.imshow(np.ones((1, 1)), cmap=state_map, norm=LogNorm(1, EXPLORE_T_MAX), **unit)
-        fig.colorbar(self.maxima, ax=ax_m, location="bottom", label="running max m_i")
-        fig.colorbar(self.sums, ax=ax_l, location="bottom", label="running sum ℓ_i (log)")
+        fig.colorbar(self.maxima, ax=ax_m, location="bottom", label="running max $m_i$")
+        fig.colorbar(self.sums, ax=ax_l, location="bottom", label="running sum $\\ell_i$ (log)")
         self.dots = ax_m.scatter([], [], s=10, color="white", edgecolors="black", linewidths=0.4)
-        ax_m.set_title("running max (• = it grew)")
-        ax_l.set_title("running sum")
+        ax_m.set_title("running max\n(• = it grew)")
+        ax_l.set_title("running sum\n")
         for ax in (ax_t, ax_m, ax_l):
             ax.set_xlim(0, 1)
             ax.set_ylim(1, 0)
@@ -1872,13 +1877,16 @@ class TilesView(widgets.View):
             text.set_text(f"{value / 1024:.1f} KiB" if np.isfinite(value) else "missing: PyTorch's memory is invisible")
         computed = int((grid > 0).sum())
         self.headline.set_text(
-            f"{computed} of {grid.size} tiles computed, {len(grew_rows)} rescales, max |tiled − F.sdpa| {error:.0e}"
+            f"{computed} of {grid.size} tiles computed, {len(grew_rows)} rescales,\nmax |tiled − F.sdpa| {error:.0e}"
         )
         self.summary = (computed, grid.size, len(grew_rows), plain_bytes, tiled_bytes, error)
 
     def alt(self, block_size, T, mask):
         computed, total, rescales, plain_bytes, tiled_bytes, error = self.summary
         return (
+            f"With mask {mask}, T = {T} and block size {block_size}, your tiled attention computes {computed} of "
+            f"{total} tiles and holds {tiled_bytes / 1024:.1f} KiB at its peak, against {plain_bytes / 1024:.1f} KiB "
+            "for plain attention. "
             f"Mask {mask}, T = {T}, block size {block_size}: a tile map with {computed} of {total} tiles computed, "
             "masked entries hatched; heatmaps of the running maximum and running sum of each of the "
             f"{T} query rows after each key block, with {rescales} rescaling events marked; peak memory "
@@ -1924,7 +1932,7 @@ with ac.student_code("tiled_attention"):
     by_block = {B: peak_memory(tiled_attention, *QKV[1024], B)[1] for B in block_sizes}  # yours
     output_bytes_1024 = 8 * 1024 * D_HEAD
 
-    fig = plt.figure(figsize=(8.4, 7.4), layout="constrained")
+    fig = plt.figure(figsize=(6.6, 7.8), layout="constrained")
     grid = fig.add_gridspec(2, 2)
     ax_p, ax_t, ax_b = fig.add_subplot(grid[0, 0]), fig.add_subplot(grid[0, 1]), fig.add_subplot(grid[1, :])
     T_fine = np.linspace(0, Ts[-1], 100)
@@ -1932,13 +1940,13 @@ with ac.student_code("tiled_attention"):
     ax_p.plot(
         T_fine, np.polyval(plain_fit, T_fine) / 2**20, "-", color=plots.color("plain"), lw=1, label="quadratic fit"
     )
-    ax_p.set_title(f"Plain: {plain_fit[0] / 8:.2f} T×T float64 matrices", loc="left")
+    ax_p.set_title(f"Plain: {plain_fit[0] / 8:.2f} T×T\nfloat64 matrices", loc="left")
     ax_t.plot(Ts, tiled_y / 2**20, "s", color=plots.color("tiled"), label=f"measured, B = {B_exp}")
     ax_t.plot(
         T_fine, np.polyval(tiled_fit1, T_fine) / 2**20, "-", color=plots.color("tiled"), lw=1, label="straight-line fit"
     )
     ax_t.plot(T_fine, 8 * T_fine * D_HEAD / 2**20, ":", color=plots.color("reference"), label="the output alone")
-    ax_t.set_title(f"Tiled (yours): {tiled_fit1[0]:.0f} bytes per row", loc="left")
+    ax_t.set_title(f"Tiled (yours):\n{tiled_fit1[0]:.0f} bytes per row", loc="left")
     for ax in (ax_p, ax_t):
         ax.set_xlim(0, Ts[-1] * 1.05)
         ax.set_ylim(0, None)
@@ -1949,7 +1957,7 @@ with ac.student_code("tiled_attention"):
         block_sizes, [by_block[B] / 2**20 for B in block_sizes], "s-", color=plots.color("tiled"), label="tiled (yours)"
     )
     ax_b.axhline(
-        output_bytes_1024 / 2**20, color=plots.color("reference"), ls=":", label="the output alone (8·T·d_v bytes)"
+        output_bytes_1024 / 2**20, color=plots.color("reference"), ls=":", label="the output alone (8·T·$d_v$ bytes)"
     )
     ax_b.set_xscale("log", base=2)
     ax_b.set_xticks(block_sizes, [str(B) for B in block_sizes])
@@ -1958,15 +1966,17 @@ with ac.student_code("tiled_attention"):
     ax_b.set_xlabel("block size B")
     ax_b.set_ylabel("peak memory (MiB)")
     ax_b.set_title(
-        f"T = 1024: the tile sets what the tiled version holds beyond its output (plain: {mib(output_only_peak[1024]):.0f} MiB)",
+        "T = 1024: the tile sets what the tiled version holds beyond its output\n"
+        f"(plain: {mib(output_only_peak[1024]):.0f} MiB)",
         loc="left",
     )
     ax_b.legend(loc="upper left")
-    fig.suptitle("Peak memory: plain attention grows like T², your tiled attention like T")
+    fig.suptitle("Peak memory: plain attention grows like T²,\nyour tiled attention like T")
     ratio = output_only_peak[LENGTHS[-1]] / tiled_peak[LENGTHS[-1]]
     plots.show(
         fig,
-        alt=f"Top left: plain attention's peak memory against T from 256 to 2048, rising from {mib(plain_y[0]):.1f} to "
+        alt="Plain attention's peak memory grows like T², your tiled attention's like T. "
+        f"Top left: plain attention's peak memory against T from 256 to 2048, rising from {mib(plain_y[0]):.1f} to "
         f"{mib(plain_y[-1]):.1f} MiB along a parabola. Top right: your tiled attention with B = 64 rises from "
         f"{mib(tiled_y[0]):.2f} to {mib(tiled_y[-1]):.2f} MiB along a straight line, above the line of the output "
         f"alone. Bottom: at T = 1024 the tiled peak grows with the block size from {mib(by_block[32]):.2f} MiB at "

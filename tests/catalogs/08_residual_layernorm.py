@@ -374,5 +374,8 @@ NOT_MEASURED = {
     "0.2": "a definition: the margin below the class-frequency loss that counts as 'learned' (and a bound, asserted)",
     "0.05": "a bound: the two mean final losses at lr 0.003 differ by less (asserted in CLAIMS)",
     "0.15": "a bound: the warm-up lowers post-LN's mean final loss at 0.02 by more (asserted in CLAIMS)",
+    "0.1": "a bound: with the same warm-up pre-LN's mean final loss is lower at 0.02 by more, and the warm-up moves "
+    "pre-LN's by less (asserted in CLAIMS)",
+    "0.3": "a bound: with the same warm-up pre-LN's mean final loss is lower at 0.03 by more (asserted in CLAIMS)",
     "0.015": "a bound: the learning rate when the lowest 10-step mean ends is below it (asserted in CLAIMS)",
 }
