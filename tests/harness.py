@@ -53,16 +53,11 @@ class LiveKernel(kernel.LiveKernel):
 # else. Remove a lesson once its figures are fixed (the test then must pass).
 FIGURE_RULES_NOT_YET_MET = {
     "hides no data": {
-        "00_pytorch_primer",
-        "01_why_attention",
-        "02_dot_product",
         "03_scaling",
         "07_positional_encoding",
         "09_tiny_transformer",
     },
     "fits 1024 px": {
-        "00_pytorch_primer",
-        "01_why_attention",
         "03_scaling",
         "04_softmax",
         "05_qkv_projections",
