@@ -53,14 +53,10 @@ class LiveKernel(kernel.LiveKernel):
 # else. Remove a lesson once its figures are fixed (the test then must pass).
 FIGURE_RULES_NOT_YET_MET = {
     "hides no data": {
-        "03_scaling",
         "07_positional_encoding",
         "09_tiny_transformer",
     },
     "fits 1024 px": {
-        "03_scaling",
-        "04_softmax",
-        "05_qkv_projections",
         "06_multi_head",
         "07_positional_encoding",
         "08_residual_layernorm",
