@@ -723,7 +723,8 @@ with ac.student_code("train_step"):
 #
 # The explorer trains `nn.Linear(1, 1)` on the toy data with **your** `train_step`, from the same start
 # every time. Left: the data, the least-squares line and the line your model has after the chosen number
-# of steps. Right: the loss that `train_step` returned at every step (log scale).
+# of steps (a line that leaves the frame is drawn along its edge). Right: the loss that `train_step` returned
+# at every step (log scale).
 #
 # * **learning rate** — the step size $\eta$;
 # * **steps** — how many calls of `train_step`;
@@ -739,6 +740,18 @@ with ac.student_code("train_step"):
 LEARNING_RATES = [0.001, 0.003, 0.01, 0.03, 0.1, 0.2, 0.3, 0.35, 0.4, 0.45, 0.5, 1.0, 2.0]
 MAX_STEPS = 40
 LOSS_FLOOR, LOSS_CEILING = 0.1, 1e5  # the loss axis; larger losses are drawn at the top
+FIT_X, FIT_Y = (-1.5, 3.5), (-6, 9)  # the fit's axes
+
+
+def line_in_frame(w, b):
+    """Points of the line y = w x + b to draw: the ends of the x axis and where it crosses the frame's top and bottom
+    (just inside), so that a steep line, whose ends lie far outside the frame, still has points inside it."""
+    points = [(x, w * x + b) for x in FIT_X]
+    if w != 0:  # the crossings, with their y as set (w x + b would round far off for a huge w)
+        crossings = [((y - b) / w, y) for y in (FIT_Y[0] + 0.01, FIT_Y[1] - 0.01)]
+        points += [(x, y) for x, y in crossings if FIT_X[0] < x < FIT_X[1]]
+    xs, ys = zip(*sorted(points))
+    return np.array(xs), np.array(ys)
 
 
 class FitView(widgets.View):
@@ -748,28 +761,25 @@ class FitView(widgets.View):
         self.runs = {}  # (lr, optimiser) -> its Fit, as far as it has been trained
 
     def build(self, lr, steps, optimiser):
-        fig, (ax_fit, ax_loss) = plt.subplots(1, 2, figsize=(8.4, 3.3), layout="constrained")
+        fig, (ax_fit, ax_loss) = plt.subplots(1, 2, figsize=(6.6, 3.4), layout="constrained")
         ax_fit.plot(x_toy.ravel(), y_toy.ravel(), "o", ms=3.5, color=plots.color("data"), label="data")
-        self.grid = np.array([-1.5, 3.5])
+        self.grid = np.array(FIT_X)
         ax_fit.plot(
             self.grid, best_w * self.grid + best_b, "--", color=plots.color("reference"), lw=1, label="least squares"
         )
         (self.line,) = ax_fit.plot(self.grid, self.grid, color=plots.color("yours"), lw=2.5, label="your model")
-        ax_fit.set_xlim(*self.grid)
-        ax_fit.set_ylim(-6, 9)
+        ax_fit.set_xlim(*FIT_X)
+        ax_fit.set_ylim(*FIT_Y)
         ax_fit.set_xlabel("x")
         ax_fit.set_ylabel("y")
-        ax_fit.legend(loc="upper left")
         self.fit_title = ax_fit.set_title(" ")
-        (self.curve,) = ax_loss.semilogy(
-            [], [], "o-", ms=2.5, color=plots.color("yours"), label="your train_step (above 10⁵: drawn at 10⁵)"
-        )
-        ax_loss.axhline(best_loss, color=plots.color("reference"), ls="--", lw=1, label="least squares")
+        (self.curve,) = ax_loss.semilogy([], [], "o-", ms=2.5, color=plots.color("yours"))
+        ax_loss.axhline(best_loss, color=plots.color("reference"), ls="--", lw=1)
         ax_loss.set_xlim(0, MAX_STEPS + 1)
         ax_loss.set_ylim(LOSS_FLOOR, LOSS_CEILING)
         ax_loss.set_xlabel("step")
-        ax_loss.set_ylabel("loss before the step (log)")
-        ax_loss.legend(loc="upper right")
+        ax_loss.set_ylabel("loss before the step (log;\nabove $10^5$: drawn at $10^5$)")
+        fig.legend(loc="outside upper center", ncol=3)  # one key for both panels: the same colour, the same meaning
         self.loss_title = ax_loss.set_title(" ")
         self.dynamic = [self.line, self.curve, self.fit_title, self.loss_title]
         return fig
@@ -781,7 +791,7 @@ class FitView(widgets.View):
         shown = np.nan_to_num(losses[:steps], nan=LOSS_CEILING, posinf=LOSS_CEILING)
         self.curve.set_data(np.arange(1, steps + 1), np.clip(shown, LOSS_FLOOR, LOSS_CEILING))
         w, b = params[steps - 1]
-        self.line.set_ydata(w * self.grid + b)
+        self.line.set_data(*line_in_frame(w, b))
         self.diverged = not np.isfinite(losses[steps - 1]) or losses[steps - 1] > 100 * losses[0]
         self.fit_title.set_text(f"your line: w = {w:.3g}, b = {b:.3g}")  # short texts: text is slow to draw
         self.loss_title.set_text("diverging" if self.diverged else f"last loss {losses[steps - 1]:.3g}")
@@ -789,11 +799,17 @@ class FitView(widgets.View):
 
     def alt(self, lr, steps, optimiser):
         w, b, loss = self.summary
+        if self.diverged:
+            finding = "the loss is diverging"
+        elif loss <= 1.01 * best_loss:
+            finding = "your line is on the least-squares line (its loss within 1 % of the least-squares loss)"
+        else:
+            finding = f"your line is not there yet: its loss is {loss / best_loss:.3g} times the least-squares loss"
         state = "the loss is diverging" if self.diverged else f"the last loss is {loss:.3g}"
         return (
-            f"Fitting a line with {optimiser} at learning rate {lr} for {steps} steps: the model's line has "
-            f"w = {w:.3g}, b = {b:.3g} (least squares: w = {best_w:.2f}, b = {best_b:.2f}); {state} "
-            f"(least squares: {best_loss:.3g})."
+            f"With {optimiser} at learning rate {lr}, after {steps} step{'s' * (steps != 1)} {finding}. Left: the data, the "
+            f"least-squares line (w = {best_w:.2f}, b = {best_b:.2f}) and your model's line, w = {w:.3g}, b = {b:.3g}. "
+            f"Right: the loss before every step, on a log scale; {state} (least squares: {best_loss:.3g})."
         )
 
 
@@ -860,14 +876,14 @@ with ac.student_code("train_step"):
     best_i = int(np.argmin(ratio["SGD"]))
 
     CAP = 1e4
-    fig, ax = plt.subplots(figsize=(6.8, 4.0), layout="constrained")
+    fig, ax = plt.subplots(figsize=(6.3, 4.0), layout="constrained")
     ax.loglog(
         lr_grid,
         np.clip(ratio["SGD"], 1e-3, CAP),
         "o-",
         ms=3.5,
         color=plots.color("yours"),
-        label="SGD (above 10⁴: drawn at 10⁴)",
+        label="SGD (above $10^4$: drawn at $10^4$)",
     )
     ax.loglog(lr_grid, np.clip(ratio["Adam"], 1e-3, CAP), "s-", ms=3.5, color=plots.color("other"), label="Adam")
     ax.axvline(
@@ -875,15 +891,18 @@ with ac.student_code("train_step"):
         color=plots.color("reference"),
         ls=":",
         lw=1.5,
-        label=f"2/λmax = {threshold:.3f}",
+        label=f"$2/\\lambda_\\mathrm{{max}}$ = {threshold:.3f}",
     )
     ax.axhline(1.0, color=plots.color("chance"), lw=0.8, label="no progress (ratio 1)")
     ax.axhline(best_ratio, color=plots.color("reference"), ls="--", lw=1, label="least squares")
     ax.set_ylim(3e-3, 3 * CAP)
+    LR_TICKS = [0.01, 0.03, 0.1, 0.3, 1, 2]  # numbers, on both sides of 1
+    ax.set_xticks(LR_TICKS, [f"{t:g}" for t in LR_TICKS])
+    ax.xaxis.set_minor_formatter(plt.NullFormatter())
     ax.set_xlabel("learning rate η")
     ax.set_ylabel(f"loss after {MAX_STEPS} steps / loss at the start")
     ax.set_title(
-        f"SGD's loss grows above 2/λmax = {threshold:.3f};"
+        f"SGD's loss grows above $2/\\lambda_\\mathrm{{max}}$ = {threshold:.3f};"
         f"\nAdam's falls at every learning rate ({MAX_STEPS} steps each)"
     )
     ax.legend(loc="upper left")
@@ -891,10 +910,12 @@ with ac.student_code("train_step"):
         fig,
         name="00_learning_rate",
         alt=(
+            f"SGD's loss falls for every learning rate below the threshold 2/λ_max = {threshold:.3f} and grows for "
+            f"every one above it, while Adam's falls at every learning rate. "
             f"Log-log plot of the loss after {MAX_STEPS} steps divided by the loss at the start, against the learning rate "
             f"from 0.01 to 2. SGD reaches the least-squares level (ratio {best_ratio:.4f}) for learning rates from "
             f"{near_best.min():.2f} to {near_best.max():.2f}, and its ratio rises above 1 from {sgd_up.min():.2f} on, "
-            f"next to the dotted threshold 2/λ_max = {threshold:.3f}. Adam's ratio stays at most "
+            f"next to the dotted threshold. Adam's ratio stays at most "
             f"{ratio['Adam'].max():.2f} over the whole range."
         ),
     )

@@ -419,15 +419,15 @@ class ReplacementView(widgets.View):
     """Change of the final output when one token is replaced: your RNN and one attention layer."""
 
     def build(self, T, recurrent_scale):
-        fig, ax = plt.subplots(figsize=(7.0, 3.5), layout="constrained")
-        (self.rnn_line,) = ax.semilogy([], [], "o-", ms=3, color=plots.color("rnn"), label="your RNN (rnn_step)")
+        fig, ax = plt.subplots(figsize=(6.6, 3.5), layout="constrained")
+        (self.rnn_line,) = ax.semilogy([], [], "o-", ms=3, color=plots.color("rnn"), label="your RNN")
         (self.att_line,) = ax.semilogy([], [], "s-", ms=3, color=plots.color("attention"), label="one attention layer")
         (self.unrelated_line,) = ax.semilogy(
             [-1, T_MAX], [1, 1], "--", lw=1, color=plots.color("rnn"), label="RNN: two unrelated texts"
         )
         ax.set_xlim(-1, T_MAX)
         ax.set_ylim(FLOOR / 3, 1e5)
-        ax.set_xlabel("distance of the replaced token from the last token, T − 1 − t")
+        ax.set_xlabel("distance of the replaced token from the last token, $T - 1 - t$")
         ax.set_ylabel("change of the final output (log)")
         ax.legend(loc="upper right", ncol=3, fontsize=9)
         self.title = ax.set_title(" ")
@@ -451,7 +451,10 @@ class ReplacementView(widgets.View):
 
     def alt(self, T, recurrent_scale):
         rnn_change, att_change, unrelated = self.numbers
+        reach = {-1: "at no distance", T - 1: "at every distance"}.get(self.reach, f"up to distance {self.reach}")
         return (
+            f"Replacing one token changes your RNN's final output by more than 0.1 {reach}, while the change of "
+            "attention's output has no trend with distance. "
             f"Log-scale plot of how much the final output changes when the token at each distance from the "
             f"end is replaced, T = {T}, recurrent scale = {recurrent_scale:.2f}. Your RNN: {rnn_change[0]:.2g} "
             f"for the last token, {rnn_change[-1]:.2g} for the first; above 0.1 up to distance {self.reach}. "
@@ -615,20 +618,31 @@ att_ratio = att_sens[-1] / att_sens[0]
 per_step = rnn_ratio ** (1 / (T_exp - 1))  # geometric mean shrink factor per step
 att_spread = att_sens[:-1].max() / att_sens[:-1].min()
 
-fig, ax = plt.subplots(figsize=(6.8, 3.7), layout="constrained")
-ax.semilogy(distance, rnn_sens, "o-", color=plots.color("rnn"), ms=3, label="RNN: ‖∂h_T / ∂x_t‖")
-ax.semilogy(distance, att_sens, "s-", color=plots.color("attention"), ms=3, label="attention: ‖∂o_T / ∂x_t‖")
-ax.set_xlabel("distance from the last token, T − 1 − t")
+fig, ax = plt.subplots(figsize=(6.5, 3.7), layout="constrained")
+ax.semilogy(distance, rnn_sens, "o-", color=plots.color("rnn"), ms=3, label=r"RNN: $\|\partial h_T / \partial x_t\|$")
+ax.semilogy(
+    distance,
+    att_sens,
+    "s-",
+    color=plots.color("attention"),
+    ms=3,
+    label=r"attention: $\|\partial o_T / \partial x_t\|$",
+)
+ax.set_xlabel("distance from the last token, $T - 1 - t$")
 ax.set_ylabel("sensitivity (log scale)")
+ax.set_yticks(10.0 ** np.arange(-11, 2, 2))  # every other power of ten, 10 among them: both sides of 1 labelled
+ax.set_ylim(rnn_sens.min() / 3, 15)
 ax.set_title(
     f"At initialisation the RNN's sensitivity shrinks {per_step:.2f}-fold per token;\n"
-    f"attention's has no trend with distance (T = {T_exp}, d = {d_exp}, mean of {draws} draws)"
+    f"attention's has no trend with distance ($T$ = {T_exp}, $d$ = {d_exp}, mean of {draws} draws)"
 )
 ax.legend(loc="lower left")
 plots.show(
     fig,
     name="01_sensitivity",
     alt=(
+        "At initialisation the RNN's sensitivity to a token shrinks geometrically with its distance from the end (a "
+        "straight line on the log scale), while attention's has no trend with distance. "
         f"Log-scale plot of the sensitivity of the last output to each token against its distance from the end, "
         f"T = {T_exp}, d = {d_exp}, mean of {draws} random draws. The RNN's falls along a nearly straight line from "
         f"{rnn_sens[-1]:.2g} at distance 0 to {rnn_sens[0]:.2g} at distance {T_exp - 1}, about {per_step:.2f}-fold per "
@@ -841,7 +855,7 @@ STYLE = {  # one colour per meaning: RNNs are the baseline, attention is what th
 }
 ks, looked = np.arange(T_RECALL), sorted(during)
 FAR = ks >= T_RECALL // 2  # the distant half of the questions, k = 6 to 11
-fig, axes = plt.subplots(2, 2, figsize=(8.2, 6.8), sharey=True, layout="constrained")
+fig, axes = plt.subplots(2, 2, figsize=(6.6, 7.0), sharey=True, layout="constrained")
 panels = (
     ("one state vector", ["RNN", "RNN, 96 numbers", "GRU"]),
     ("attention over the states", ["RNN + attention", "self-attention"]),
@@ -857,22 +871,32 @@ for ax, ax_steps, (title, names) in zip(axes[0], axes[1], panels):
             )
     for a in (ax, ax_steps):
         a.axhline(1 / V_RECALL, color=plots.color("chance"), ls=":", lw=1, label="guessing (1/8)")
-    ax.set_title(f"{title}: after {STEPS_RECALL} steps")
-    ax.set_xlabel("k: how many steps back the asked token is")
+    ax.set_title(f"{title}:\nafter {STEPS_RECALL} steps")
+    ax.set_xlabel("$k$: steps back of the asked token")
     ax.legend(loc="lower left" if names[0] == "RNN" else "center right")
-    ax_steps.set_title("during training\nthin: recent tokens (k = 0–5); thick: distant (k = 6–11)", fontsize=10)
+    ax_steps.set_title(f"{title}:\nduring training")
     ax_steps.set_xlabel("training step")
 axes[0, 0].set_ylabel(f"accuracy (mean of {SEEDS} seeds;\nband: lowest to highest)")
-axes[1, 0].set_ylabel("accuracy on 100 test sequences\n(mean of the seeds and of the k)")
+axes[1, 0].set_ylabel("accuracy on 100 test sequences\n(mean of the seeds and of the $k$)")
+fig.legend(  # the bottom row's line widths
+    handles=[
+        plt.Line2D([], [], color=plots.TEXT, lw=1.2, label="thin: recent tokens ($k$ = 0–5)"),
+        plt.Line2D([], [], color=plots.TEXT, lw=2.4, label="thick: distant tokens ($k$ = 6–11)"),
+    ],
+    loc="outside lower center",
+    ncol=2,
+)
 axes[0, 0].set_ylim(0, 1.05)
 fig.suptitle(
-    f"After {STEPS_RECALL} steps, attention over the states recalls every position; the models with one state\n"
-    "are still learning, and the distant tokens come last"
+    f"After {STEPS_RECALL} steps, attention over the states recalls every\nposition; the models with one state "
+    "are still learning,\nand the distant tokens come last"
 )
 plots.show(
     fig,
     name="01_recall",
     alt=(
+        f"After {STEPS_RECALL} steps attention over the states recalls the token at every position, while the models "
+        "with one state vector are still learning, and learn the distant tokens last. "
         f"Four panels. Top: accuracy after {STEPS_RECALL} steps against k, the number of steps back of the asked token "
         f"(0 to {T_RECALL - 1}), mean of {SEEDS} seeds with a band from the lowest to the highest seed. Left, one state "
         f"vector: the RNN falls from {recall['RNN'].mean(0)[0]:.2f} at k = 0 to {recall['RNN'].mean(0)[-1]:.2f} at "
@@ -993,33 +1017,39 @@ with ac.student_code("rnn_run"):
 step_us = {name: np.array(us) for name, us in step_us.items() if us is not None}
 torch_step, yours_step = step_us["nn.RNN (a C++ loop)"], step_us.get("your rnn_run (a Python loop)")
 
-fig, (ax_T, ax_d) = plt.subplots(2, 1, figsize=(6.8, 6.6), layout="constrained")
+fig, (ax_T, ax_d) = plt.subplots(2, 1, figsize=(6.5, 6.8), layout="constrained")
 for (name, s), colour, marker in zip(
     seconds.items(), (plots.color("rnn"), plots.color("other"), plots.color("attention")), "osD"
 ):
     ax_T.loglog(Ts, s * 1e3, marker + "-", ms=4, color=colour, label=name)
-ax_T.loglog(Ts, rnn_s[0] * 1e3 * Ts / Ts[0], ":", color=plots.color("guide"), lw=1, label="∝ T (guide)")
-ax_T.loglog(Ts, att_s[-1] * 1e3 * (Ts / Ts[-1]) ** 2, "--", color=plots.color("guide"), lw=1, label="∝ T² (guide)")
-ax_T.set_xscale("log", base=2)
-ax_T.set_xlabel("sequence length T")
+ax_T.loglog(Ts, rnn_s[0] * 1e3 * Ts / Ts[0], ":", color=plots.color("guide"), lw=1, label="∝ $T$ (guide)")
+ax_T.loglog(Ts, att_s[-1] * 1e3 * (Ts / Ts[-1]) ** 2, "--", color=plots.color("guide"), lw=1, label="∝ $T^2$ (guide)")
+ax_T.set_xticks(Ts, [str(T) for T in T_list])  # numbers, not powers of 2
+ax_T.xaxis.set_minor_locator(plt.NullLocator())
+ax_T.set_xlabel("sequence length $T$")
 ax_T.set_ylabel("wall time (ms, log)")
-ax_T.set_title(f"(a) d = {d_par}: the RNN grows ∝ T, far above one product with its arithmetic")
+ax_T.set_title(f"(a) $d$ = {d_par}: the RNN grows ∝ $T$,\nfar above one product with its arithmetic")
 ax_T.set_ylim(bottom=ax_T.get_ylim()[0] / 10)  # room below the curves for the legend, off the data points
 ax_T.legend(loc="lower right", ncol=2, fontsize=9)
 for (name, us), marker in zip(step_us.items(), "ov"):
     ax_d.loglog(d_list, us, marker + "-", ms=4, color=plots.color("rnn"), ls="-" if marker == "o" else "--", label=name)
 ax_d.loglog(d_list, torch_step[-1] * (np.array(d_list) / d_list[-1]) ** 2, ":", color=plots.color("guide"), lw=1,
-            label="∝ d², the arithmetic of a step (guide)")  # fmt: skip
-ax_d.set_xscale("log", base=2)
-ax_d.set_ylim(0.5, 4 * max(us.max() for us in step_us.values()))
-ax_d.set_xlabel("state size d")
+            label="∝ $d^2$, the arithmetic of a step (guide)")  # fmt: skip
+ax_d.set_xticks(d_list, [str(d) for d in d_list])  # numbers, not powers of 2
+ax_d.xaxis.set_minor_locator(plt.NullLocator())
+ax_d.set_ylim(0.3, 4 * max(us.max() for us in step_us.values()))
+ax_d.set_yticks([0.3, 1, 3, 10, 30, 100], ["0.3", "1", "3", "10", "30", "100"])  # both sides of 1 labelled
+ax_d.yaxis.set_minor_formatter(plt.NullFormatter())
+ax_d.set_xlabel("state size $d$")
 ax_d.set_ylabel("time per step (µs, log)")
-ax_d.set_title("(b) one step costs about the same from d = 1 to d = 64: fixed overhead, not arithmetic")
+ax_d.set_title("(b) one step costs about the same from $d$ = 1 to $d$ = 64:\nfixed overhead, not arithmetic")
 ax_d.legend(loc="upper left")
 plots.show(
     fig,
     name="01_parallel",
     alt=(
+        "The RNN's time grows in proportion to T, far above one matrix product with the same arithmetic, and one "
+        "of its steps costs about the same from d = 1 to d = 64: a fixed overhead per step, not arithmetic. "
         f"Two log-log plots on one CPU thread. (a) Wall time against sequence length T from {T_list[0]} to {T_list[-1]}, "
         f"d = {d_par}: nn.RNN grows from {rnn_s[0] * 1e3:.2g} to {rnn_s[-1] * 1e3:.2g} ms, one product with the same "
         f"arithmetic from {prod_s[0] * 1e3:.2g} to {prod_s[-1] * 1e3:.2g} ms, attention from {att_s[0] * 1e3:.2g} to "

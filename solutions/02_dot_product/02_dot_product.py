@@ -788,7 +788,7 @@ class SearchView(widgets.View):
 
     def build(self, query, sharpness):
         n = len(titles)
-        fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(8.4, 3.9), sharey=True, layout="constrained")
+        fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(6.5, 3.9), sharey=True, layout="constrained")
         self.rows = np.arange(n)
         # one collection of bars per chart: a single artist to redraw, however many videos there are
         self.score_bars = PolyCollection(self.bar_corners(np.zeros(n)), facecolors=plots.color("yours"))
@@ -805,10 +805,10 @@ class SearchView(widgets.View):
         ax1.set_xlim(-0.05, 2.0)  # a little room left of 0, so the dot of a zero is not hidden by the axis
         ax2.set_xlim(-0.025, 1.03)
         ax2.axvline(1 / n, color=plots.color("chance"), lw=1, ls=":")
-        ax1.set_xlabel("dot-product score (your dot_scores)\na dot marks each value, a zero too")
-        ax2.set_xlabel(f"weight (your soft_lookup)\ndotted line: uniform, 1/{n}")
-        ax1.set_title("Scores (your dot_scores);\norange bar: your hard_lookup's pick")
-        ax2.set_title("Weights of your soft_lookup, query × β:\nthe larger β, the more one video dominates")
+        ax1.set_xlabel("score (a dot marks\neach value, a zero too)")
+        ax2.set_xlabel(f"weight (dotted line:\nuniform, 1/{n})")
+        ax1.set_title("your dot_scores;\norange: hard_lookup's pick")
+        ax2.set_title("your soft_lookup's weights\nfor the query times β")
         self.dynamic = [self.score_bars, self.weight_bars, self.score_dots, self.weight_dots]
         return fig
 
@@ -842,7 +842,15 @@ class SearchView(widgets.View):
             spread = (
                 f"the largest is {self.weights.max():.2f} on '{titles[top]}', the smallest {self.weights.min():.3f}"
             )
+        if np.ptp(self.weights) < 1e-9:
+            finding = f"At β = {sharpness:g} your soft_lookup spreads the weight evenly over the videos"
+        else:
+            finding = (
+                f"At β = {sharpness:g} your soft_lookup puts the largest weight, {self.weights.max():.2f}, on "
+                f"'{titles[top]}'"
+            )
         return (
+            f"{finding}; your hard_lookup picks {picked}. "
             f"Two bar charts over the {len(titles)} videos for the query '{query}'. Left, your dot-product "
             f"scores: the best is {self.scores.max():.2f}; your hard_lookup returns {picked} (orange). Right, "
             f"your soft-lookup weights with the query multiplied by β = {sharpness:g}: {spread}."

@@ -384,25 +384,30 @@ class ScalingView(widgets.View):
     """Histogram of unscaled and scaled scores; sorted largest weight of each query."""
 
     def build(self, d_k):
-        fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(8.4, 3.6), layout="constrained")
+        fig = plt.figure(figsize=(6.5, 4.2), layout="constrained")
+        grid = fig.add_gridspec(2, 2)
+        ax_raw, ax2 = fig.add_subplot(grid[0, 0]), fig.add_subplot(grid[:, 1])
+        ax_scaled = fig.add_subplot(grid[1, 0], sharex=ax_raw, sharey=ax_raw)
         zeros = np.zeros(len(EDGES) - 1)
-        # unscaled: a filled area; scaled: an outline on top, so both stay visible where they coincide (d_k = 1)
-        self.raw_hist = ax1.stairs(
-            zeros, EDGES, fill=True, color=plots.color("unscaled"), alpha=0.45, lw=0, label="unscaled $QK^T$"
-        )
-        self.scaled_hist = ax1.stairs(
-            zeros, EDGES, color=plots.color("scaled"), lw=1.8, label=r"scaled $QK^T/\sqrt{d_k}$ (yours)"
-        )
-        ax1.set_xlim(EDGES[0], EDGES[-1])
-        ax1.set_ylim(0, 0.8)  # the peak bar (at most 0.49, at d_k = 1) stays below the legend at every d_k
-        ax1.set_xlabel("score")
-        ax1.set_ylabel("share of the 768 scores")
-        ax1.set_title("Scores of 64 queries × 12 keys:\nonly the unscaled ones spread with $d_k$")
-        ax1.legend(loc="upper right", fontsize=9)
+        # one histogram per axes: they never hide each other, even where they coincide (d_k = 1)
+        self.raw_hist = ax_raw.stairs(zeros, EDGES, fill=True, color=plots.color("unscaled"), lw=0)
+        self.scaled_hist = ax_scaled.stairs(zeros, EDGES, fill=True, color=plots.color("scaled"), lw=0)
+        ax_raw.set_xlim(EDGES[0], EDGES[-1])
+        ax_raw.set_ylim(0, 0.55)  # the peak bar is at most 0.49 (at d_k = 1)
+        ax_raw.tick_params(labelbottom=False)
+        ax_scaled.set_xlabel("score")
+        for ax in (ax_raw, ax_scaled):
+            ax.set_ylabel("share of\nthe 768 scores")
+        ax_raw.set_title("unscaled $QK^T$:\nspreads with $d_k$")
+        ax_scaled.set_title(r"scaled $QK^T/\sqrt{d_k}$ (yours):" "\nthe same spread at every $d_k$")
         ranks = np.arange(1, N_QUERIES + 1)
         # a wide dashed unscaled line under a narrow scaled one: where they coincide (d_k = 1) both still show
-        (self.raw_line,) = ax2.plot(ranks, np.zeros(N_QUERIES), "--", color=plots.color("unscaled"), lw=3.5)
-        (self.scaled_line,) = ax2.plot(ranks, np.zeros(N_QUERIES), "-", color=plots.color("scaled"), lw=1.8)
+        (self.raw_line,) = ax2.plot(
+            ranks, np.zeros(N_QUERIES), "--", color=plots.color("unscaled"), lw=3.5, label="unscaled"
+        )
+        (self.scaled_line,) = ax2.plot(
+            ranks, np.zeros(N_QUERIES), "-", color=plots.color("scaled"), lw=1.8, label="scaled (yours)"
+        )
         ax2.axhline(1 / N_KEYS, color=plots.color("chance"), lw=1, ls=":")
         ax2.axvline((N_QUERIES + 1) / 2, color=plots.color("chance"), lw=1, ls=":")
         ax2.text(2, 1 / N_KEYS + 0.02, "uniform, 1/12", fontsize=9, color=plots.TEXT)
@@ -411,7 +416,8 @@ class ScalingView(widgets.View):
         ax2.set_ylim(0, 1.03)
         ax2.set_xlabel("query (sorted by its largest weight)")
         ax2.set_ylabel("largest of its 12 weights")
-        ax2.set_title("Largest weight of each query:\nunscaled (wide, dashed) climbs towards one-hot")
+        ax2.set_title("Largest weight of each query:\nunscaled climbs towards one-hot")
+        ax2.legend(loc="upper left")
         self.dynamic = [self.raw_hist, self.scaled_hist, self.raw_line, self.scaled_line]
         return fig
 
@@ -425,8 +431,16 @@ class ScalingView(widgets.View):
         self.std_raw, self.std_scaled = raw.std(), scaled.std()
 
     def alt(self, d_k):
+        if d_k == 1:
+            finding = "At d_k = 1 scaling changes nothing: both histograms and both curves are the same"
+        else:
+            finding = (
+                f"At d_k = {d_k} the unscaled scores spread {self.std_raw / self.std_scaled:.0f} times as wide as "
+                f"your scaled ones, and the median query's largest weight is {np.median(self.top_raw):.2f} unscaled "
+                f"against {np.median(self.top_scaled):.2f} scaled"
+            )
         return (
-            f"Left: histograms of the 768 scores at d_k = {d_k}; the unscaled scores have standard deviation "
+            f"{finding}. Left: histograms of the 768 scores at d_k = {d_k}, unscaled above, scaled below; the unscaled scores have standard deviation "
             f"{self.std_raw:.1f}, your scaled scores {self.std_scaled:.2f}. Right: the largest weight of each of "
             f"64 queries, sorted; median {np.median(self.top_raw):.3f} unscaled (from {self.top_raw[0]:.2f} to "
             f"{self.top_raw[-1]:.2f}) and {np.median(self.top_scaled):.3f} scaled (from {self.top_scaled[0]:.2f} "
@@ -606,7 +620,7 @@ smaller_from = next(d for i, d in enumerate(dims) if all(ratio_W[i:] < 1))
 i64 = dims.index(64)
 
 STYLE = {"unscaled": ("o", "--", "unscaled $QK^T$"), "scaled": ("s", "-", r"scaled $QK^T/\sqrt{d_k}$")}
-fig, axes = plt.subplots(2, 2, figsize=(8.4, 6.6), sharex=True, layout="constrained")
+fig, axes = plt.subplots(2, 2, figsize=(6.5, 6.4), sharex=True, layout="constrained")
 (ax_a, ax_b), (ax_c, ax_d) = axes
 for setting in ("unscaled", "scaled"):
     marker, dash, label = STYLE[setting]
@@ -617,28 +631,35 @@ for setting in ("unscaled", "scaled"):
     ax_c.plot(dims, p90_W[setting], **{**style, "ls": ":", "mfc": "none", "label": f"{setting}, 90th percentile"})
 ax_d.plot(dims, ratio_W, "o-", color=plots.color("unscaled"))
 ax_d.axhline(1, color=plots.color("theory"), lw=1)
-ax_d.text(1, 0.003, "above the line: larger without scaling\nbelow it: smaller", fontsize=9, color=plots.TEXT)
+ax_d.text(1, 0.003, "above the line: larger\nwithout scaling;\nbelow it: smaller", fontsize=9, color=plots.TEXT)
 for ax in axes.flat:
-    ax.set_xscale("log", base=2)
+    ax.set_xscale("log")
+    ax.set_xticks([1, 4, 16, 64, 256, 1024], ["1", "4", "16", "64", "256", "1024"])  # numbers, not powers of 2
+    ax.xaxis.set_minor_locator(plt.NullLocator())
 for ax in axes[1]:
     ax.set_xlabel("$d_k$")
 for ax in (ax_b, ax_c, ax_d):
     ax.set_yscale("log")
 ax_a.set_ylim(0, 1.05)
 ax_a.set_ylabel("median largest weight")
-ax_a.set_title("(a) unscaled weights become one-hot")
+ax_a.set_title("(a) unscaled weights\nbecome one-hot")
 ax_b.set_ylabel(r"median $\|\partial p/\partial z\|_F$")
-ax_b.set_title("(b) the softmax passes back less and less")
+ax_b.set_title("(b) the softmax passes back\nless and less")
 ax_c.set_ylabel(r"$\|\partial L/\partial W^Q\|_F$")
-ax_c.set_title("(c) what reaches $W^Q$ (autograd)")
+ax_c.set_title("(c) what reaches $W^Q$\n(autograd)")
 ax_d.set_ylabel("median unscaled / median scaled")
-ax_d.set_title(f"(d) (c)'s ratio drops below 1 from $d_k = {smaller_from}$")
+RATIO_TICKS = [0.001, 0.01, 0.1, 1, 3]  # the ratio axis: labelled on both sides of 1
+ax_d.set_yticks(RATIO_TICKS, [f"{t:g}" for t in RATIO_TICKS])
+ax_d.yaxis.set_minor_formatter(plt.NullFormatter())
+ax_d.set_title(f"(d) (c)'s ratio drops below 1\nfrom $d_k = {smaller_from}$")
 ax_a.legend()
 ax_c.legend(fontsize=9)
 plots.show(
     fig,
     name="03_softmax_gradient_vs_dk",
     alt=(
+        "Without scaling, the weights become one-hot and the gradient reaching W^Q collapses as d_k grows (smaller "
+        f"than with scaling from d_k = {smaller_from} on); with scaling all of them stay flat. "
         f"Four charts against d_k from 1 to 1024, 200 heads each, unscaled in vermilion (dashed) and scaled in blue. "
         f"(a) Median largest weight: unscaled rises to {top['unscaled'][i512]:.3f} at d_k = 512, scaled stays near "
         f"{np.median(top['scaled']):.2f}. (b) Median size of the softmax derivative: unscaled {jacobian['unscaled'][i64]:.2f} "
@@ -820,7 +841,7 @@ r = {rate: RATES.index(rate) for rate in RATES}
 D = {dim: i for i, dim in enumerate(TRAIN_DIMS)}
 end = curve[-1].mean(-1)  # (d_k, rate, variant): the mean over the seeds at step 120
 best = end.min(1)  # (d_k, variant): each variant at its best rate
-fig, axes = plt.subplots(1, 3, figsize=(8.4, 3.9), sharex=True, sharey=True, layout="constrained")
+fig, axes = plt.subplots(1, 3, figsize=(6.5, 4.3), sharex=True, sharey=True, layout="constrained")
 for ax, rate in zip(axes, RATES):
     ax.axhline(np.log(KEYS_PER_EXAMPLE), color=plots.color("chance"), lw=1)
     for name in VARIANTS:
@@ -829,19 +850,23 @@ for ax, rate in zip(axes, RATES):
         ax.fill_between(TRAIN_DIMS, runs.min(-1), runs.max(-1), color=plots.color(meaning), alpha=0.25, lw=0)
         ax.plot(TRAIN_DIMS, runs.mean(-1), dash, color=plots.color(meaning), lw=2, ms=5, label=LABEL[name])
     ax.set(xscale="log", yscale="log", title=f"learning rate {rate}", xlabel="$d_k$", xticks=TRAIN_DIMS)
-    ax.set_xticklabels([str(dim) for dim in TRAIN_DIMS])
+    ax.set_xticklabels([str(dim) for dim in TRAIN_DIMS], rotation=45)
+    ax.set_yticks([0.1, 0.3, 1, 3, 10], ["0.1", "0.3", "1", "3", "10"])  # numbers, both sides of 1
     ax.minorticks_off()
+    ax.tick_params(labelleft=True)  # every panel labels its loss axis
 axes[0].set_ylabel(f"held-out loss at step {STEPS} (log scale)")
-axes[0].text(TRAIN_DIMS[0], np.log(KEYS_PER_EXAMPLE) * 1.1, "uniform guess, ln 8", va="bottom", color=plots.TEXT)
+axes[0].text(TRAIN_DIMS[0], np.log(KEYS_PER_EXAMPLE) * 1.1, "uniform guess,\nln 8", va="bottom", color=plots.TEXT)
 fig.legend(*axes[0].get_legend_handles_labels(), loc="outside lower center", ncols=2)
 fig.suptitle(
-    "With $\\sqrt{d_k}$ the best learning rate falls as heads grow (0.03 suits $d_k = 16$, not 1024);\n"
-    "with $1/d_k$ (μP) the loss changes little with $d_k$, and the same rate, 0.03, is best at every $d_k$"
+    "With $\\sqrt{d_k}$ the best learning rate falls as heads grow (0.03 suits $d_k = 16$,\n"
+    "not 1024); with $1/d_k$ (μP) the loss changes little with $d_k$,\nand the same rate, 0.03, is best at every $d_k$"
 )
 plots.show(
     fig,
     name="03_training",
     alt=(
+        "With the √d_k scaling the best learning rate falls as d_k grows (0.03 suits d_k = 16, not 1024); with 1/d_k "
+        "(μP) the loss changes little with d_k, and the same rate, 0.03, is best at every d_k. "
         f"Three charts, one per learning rate ({', '.join(map(str, RATES))}), of the held-out loss after {STEPS} "
         f"steps against d_k = {', '.join(map(str, TRAIN_DIMS))}, four variants each (mean of {SEEDS} seeds, with a "
         "band from the lowest to the highest seed). "

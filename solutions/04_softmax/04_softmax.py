@@ -276,21 +276,23 @@ temperatures = [0.25, 1.0, 4.0]
 with ac.student_code("softmax"):
     tempered = {tau: softmax(scores / tau) for tau in temperatures}  # yours
     H = {tau: entropy_bits(p) for tau, p in tempered.items()}
-    fig, axes = plt.subplots(1, 3, figsize=(8.4, 3.0), sharey=True, layout="constrained")
+    fig, axes = plt.subplots(1, 3, figsize=(6.5, 3.3), sharey=True, layout="constrained")
     for ax, (tau, p) in zip(axes, tempered.items()):
         ax.bar(range(len(keys)), p, color=plots.color("yours"))
         ax.set_xticks(range(len(keys)), [f"{i}:{t}" for i, t in enumerate(keys)], rotation=45)
-        ax.set_title(f"τ = {tau}: entropy {H[tau]:.2f} bits")
+        ax.set_title(f"τ = {tau}:\nentropy {H[tau]:.2f} bits")
         ax.set_xlabel("key")
     axes[0].set_ylabel("weight (your softmax)")
     fig.suptitle(
-        f"Lower τ sharpens, higher τ flattens: the entropy rises from {H[0.25]:.2f} to {H[4.0]:.2f} bits "
+        f"Lower τ sharpens, higher τ flattens: the entropy rises\nfrom {H[0.25]:.2f} to {H[4.0]:.2f} bits "
         f"(at most {np.log2(len(keys)):.2f})"
     )
     plots.show(
         fig,
         name="04_temperature",
-        alt=f"Three bar charts of softmax(scores / τ) over the 6 keys of '{' '.join(keys)}'; "
+        alt=f"Lower τ sharpens the weights and higher τ flattens them: the entropy rises from {H[0.25]:.2f} to "
+        f"{H[4.0]:.2f} bits (at most {np.log2(len(keys)):.2f}). "
+        f"Three bar charts of softmax(scores / τ) over the 6 keys of '{' '.join(keys)}'; "
         + "; ".join(
             f"τ = {tau}: largest weight {p.max():.2f} on '{keys[int(np.argmax(p))]}', entropy {H[tau]:.2f} bits"
             for tau, p in tempered.items()
@@ -704,21 +706,23 @@ with ac.student_code("causal_average and scaled_dot_product_attention"):
     _, averaging = causal_average(X)  # yours
     out, weights = scaled_dot_product_attention(X, X, X, mask4)  # yours
     averaging = np.broadcast_to(averaging, (4, 4))
-    fig, axes = plt.subplots(1, 2, figsize=(8.4, 3.5), layout="constrained")
+    fig, axes = plt.subplots(1, 2, figsize=(6.5, 3.7), layout="constrained")
     plots.attention_heatmap(
         averaging, tokens, ax=axes[0], allowed=mask4, mask_key=False, colorbar=False,
-        title="zero scores: the average of the past",
+        title="zero scores:\nthe average of the past",
     )  # fmt: skip
     plots.attention_heatmap(
-        weights, tokens, ax=axes[1], allowed=mask4, mask_key=False, title="scores X Xᵀ/√8: self-attention"
+        weights, tokens, ax=axes[1], allowed=mask4, mask_key=False, title="scores $XX^T/\\sqrt{8}$:\nself-attention"
     )
     axes[1].set_ylabel("")
     fig.legend(handles=[plots.masked_patch("masked (blocked)")], loc="outside lower center", frameon=False)
-    fig.suptitle("Same mask, same softmax: zero scores weigh the past equally, real scores choose from it")
+    fig.suptitle("Same mask, same softmax: zero scores weigh the past equally,\nreal scores choose from it")
     plots.show(
         fig,
         name="04_causal_average_vs_attention",
-        alt=f"Two heatmaps of causal weights on '{' '.join(tokens)}' (queries down, keys across), with the cells "
+        alt="With the same mask and the same softmax, zero scores weigh the past equally, while real scores choose "
+        "from it. "
+        f"Two heatmaps of causal weights on '{' '.join(tokens)}' (queries down, keys across), with the cells "
         f"above the diagonal hatched as blocked. Left, the average of the past: row t puts 1/(t+1) on each "
         f"visible token, so the last row is {', '.join(f'{x:.2f}' for x in averaging[-1])}. Right, causal "
         f"self-attention: the first row puts {weights[0, 0]:.2f} on itself; the last row spreads "
@@ -767,7 +771,7 @@ class TemperatureView(widgets.View):
     """Left: your attention weights; right: the entropy of each row. Built once, updated in place."""
 
     def build(self, d_k, temperature, mask):
-        fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(8.4, 3.6), gridspec_kw={"width_ratios": [1.5, 1]})
+        fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(6.5, 3.6), gridspec_kw={"width_ratios": [1.5, 1]})
         # a heatmap as in plots.attention_heatmap, drawn as a mesh (much faster to redraw than an image)
         edges = np.arange(n_tokens + 1) - 0.5
         self.mesh = ax1.pcolormesh(edges, edges, np.zeros((n_tokens, n_tokens)), cmap=plots.SEQUENTIAL, vmin=0, vmax=1)
@@ -786,7 +790,7 @@ class TemperatureView(widgets.View):
         ax2.set_yticks(range(n_tokens), sentence)
         ax2.invert_yaxis()
         ax2.set_xlim(0, np.log2(n_tokens) + 0.2)
-        ax2.set_xlabel("entropy in bits (| = largest possible)")
+        ax2.set_xlabel("entropy in bits\n(| = largest possible)")
         self.entropy_title = ax2.set_title(" ")
         fig.subplots_adjust(left=0.1, right=0.95, bottom=0.22, top=0.9, wspace=0.5)
         self.dynamic = [self.mesh, *self.blocked, self.mask_key, *self.bars, self.ticks, self.title, self.entropy_title]
@@ -819,7 +823,13 @@ class TemperatureView(widgets.View):
             if mask == "causal"
             else ""
         )
+        share = self.H.mean() / self.H_max.mean()
+        shape = (
+            "nearly one-hot" if share < 0.3 else "close to uniform" if share > 0.8 else "between one-hot and uniform"
+        )
         return (
+            f"At d_k = {d_k} and τ = {temperature:.2f} your attention weights are {shape}: their mean entropy is "
+            f"{self.H.mean():.2f} bits of at most {self.H_max.mean():.2f}. "
             f"Heatmap of your attention weights on '{' '.join(sentence)}' with d_k = {d_k}, τ = {temperature:.2f}, "
             f"mask {mask}, and a bar chart of each row's entropy: mean {self.H.mean():.2f} bits of at most "
             f"{self.H_max.mean():.2f}. Largest weight of each row: {peaks}.{blocked}"
@@ -915,7 +925,7 @@ def exact_softmax(logits):
     return np.array(rows)
 
 
-fig, axes = plt.subplots(2, 1, figsize=(7.6, 5.6), sharex=True, layout="constrained")
+fig, axes = plt.subplots(2, 1, figsize=(6.5, 5.8), sharex=True, layout="constrained")
 first_failure, stable_error, error_curves = {}, {}, {}
 with ac.student_code("softmax"):
     for ax, dtype in zip(axes, (np.float32, np.float64)):
@@ -953,14 +963,17 @@ with ac.student_code("softmax"):
         )
         ax.set_ylabel(f"{name}: max abs error")
         ax.set_title(
-            f"{name}: the formula as written returns NaN from s = {first_failure[name]:.1f} on; yours stays within {stable_error[name]:.0e}"
+            f"{name}: the formula as written returns NaN from s = {first_failure[name]:.1f} on;\n"
+            f"yours stays within {stable_error[name]:.0e}"
         )
     axes[0].legend(loc="upper left")
     axes[1].set_xlabel("logit scale s (largest logit)")
     plots.show(
         fig,
         name="04_naive_vs_stable",
-        alt="Two log-log plots, float32 above float64, of the largest error of softmax(s·u) against the logit "
+        alt="The formula as written returns NaN once the largest logit passes ln of the largest number of the type, "
+        "while your stable softmax stays accurate at every logit scale. "
+        "Two log-log plots, float32 above float64, of the largest error of softmax(s·u) against the logit "
         "scale s from 1 to 10,000, next to a dotted line at ln(max) of the type. "
         + "; ".join(
             f"{name}: the formula as written jumps to NaN (drawn as error 1) at s = {s_fail:.1f}, just past "

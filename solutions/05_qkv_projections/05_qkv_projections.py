@@ -378,7 +378,7 @@ checks.passed("self_attention")
 # ### One query, traced
 #
 # The figure below follows one token through **your** `project_qkv` and `self_attention`, with every
-# number, on the sentence "the dog chased a cat" (with $d_{\text{model}} = 4$, $d_k = 3$ and $d_v = 2$, so
+# number, on the sentence "the dog chased a cat" (with $d_{\text{model}} = 4$, $d_k = 2$ and $d_v = 2$, so
 # that every number fits, and random projections: which key wins means nothing yet). The token's
 # embedding, a row of $X$, becomes its query (the orange row of $Q$, copied above $K$); the query meets
 # every key, one score per key; the softmax turns the scores into weights; and the weights average the
@@ -389,7 +389,7 @@ checks.passed("self_attention")
 flow_tokens = "the dog chased a cat".split()
 X_flow = data.embed(flow_tokens, 4)  # (5, 4)
 _rng = np.random.default_rng(6)
-W_flow = [_rng.standard_normal((4, n)) for n in (3, 3, 2)]  # W_Q, W_K, W_V
+W_flow = [_rng.standard_normal((4, n)) for n in (2, 2, 2)]  # W_Q, W_K, W_V
 flow_query = 2  # "chased"
 with ac.student_code("project_qkv and self_attention"):
     Q_f, K_f, V_f = project_qkv(X_flow, *W_flow)  # yours
@@ -397,15 +397,17 @@ with ac.student_code("project_qkv and self_attention"):
     scores_f = Q_f[flow_query] @ K_f.T / np.sqrt(K_f.shape[-1])
     top = int(np.argmax(w_f[flow_query]))
     ax = plots.qkv_flow(
-        flow_tokens, X_flow, Q_f, K_f, V_f, scores_f, w_f, out_f, flow_query,
+        flow_tokens, X_flow, Q_f, K_f, V_f, scores_f, w_f, out_f, flow_query, digits=1,
         title=f"'{flow_tokens[flow_query]}' gives '{flow_tokens[top]}' the largest weight, "
-        f"{w_f[flow_query, top]:.2f}: its output leans towards that row of V",
+        f"{w_f[flow_query, top]:.2f}:\nits output leans towards that row of V",
     )  # fmt: skip
     plots.show(
         ax.figure,
         name="05_qkv_flow",
-        alt=f"One query traced through self-attention on '{' '.join(flow_tokens)}': the embeddings X (5 × 4), "
-        f"Q, K (5 × 3) and V (5 × 2) with every number; the query of '{flow_tokens[flow_query]}' "
+        alt=f"'{flow_tokens[flow_query]}' gives '{flow_tokens[top]}' the largest weight, {w_f[flow_query, top]:.2f}, "
+        "so its output leans towards that row of V. "
+        f"One query traced through self-attention on '{' '.join(flow_tokens)}': the embeddings X (5 × 4), "
+        f"Q, K (5 × 2) and V (5 × 2) with every number, to one decimal; the query of '{flow_tokens[flow_query]}' "
         f"({', '.join(f'{x:.2f}' for x in Q_f[flow_query])}) is copied above K; its scores "
         f"{', '.join(f'{x:.2f}' for x in scores_f)} and weights {', '.join(f'{x:.2f}' for x in w_f[flow_query])} "
         f"stand beside the keys; its output is {', '.join(f'{x:.2f}' for x in out_f[flow_query])}.",
@@ -652,7 +654,7 @@ class QueryView(widgets.View):
 
     def build(self, token, d_k, projections):
         n, yours, top = len(sentence), plots.color("yours"), plots.color("highlight")
-        fig, axes = plt.subplots(1, 3, figsize=(8.4, 3.6), gridspec_kw={"width_ratios": [1, 0.8, 1]})
+        fig, axes = plt.subplots(1, 3, figsize=(6.6, 3.9), gridspec_kw={"width_ratios": [1, 0.8, 1]})
         # scores: dots only (on a log axis a bar or a stem from 0 has no length to compare), the most-weighted
         # key's in orange
         (self.dots,) = axes[0].plot(np.zeros(n), range(n), "o", color=yours, ms=6)
@@ -682,7 +684,7 @@ class QueryView(widgets.View):
         axes[0].set_xlabel(r"$q \cdot k\,/\sqrt{d_k}$ (symmetric log)")
         axes[1].set_xlabel("weight")
         axes[1].set_xlim(0, 1)
-        axes[1].set_title("attention weights (sum 1)")
+        axes[1].set_title("weights (sum 1)")
         # the values do not depend on d_k: the output (a blend of them) stays inside their range
         V_all = X @ explorer_weights(2, "separate")[2]
         pos = np.arange(D_V_EXPLORE)
@@ -694,10 +696,10 @@ class QueryView(widgets.View):
         axes[2].set_xlim(1.1 * min(V_all.min(), 0), 1.1 * max(V_all.max(), 0))
         axes[2].set_xlabel("value")
         axes[2].legend(loc="upper center", bbox_to_anchor=(0.5, -0.22), ncol=1, frameon=False)
-        axes[2].set_title("the token's output")
+        axes[2].set_title("its output")
         self.score_title = axes[0].set_title(" ")
         self.suptitle = fig.suptitle(" ")
-        fig.subplots_adjust(left=0.14, right=0.98, top=0.8, bottom=0.3, wspace=0.35)
+        fig.subplots_adjust(left=0.17, right=0.98, top=0.78, bottom=0.3, wspace=0.4)
         self.dynamic = [self.dots, self.top_dot, self.itself, *self.weight_bars, *self.output_bars]
         self.dynamic += [*self.value_bars, self.score_title, self.suptitle]
         return fig
@@ -724,12 +726,14 @@ class QueryView(widgets.View):
         self.score_title.set_text(f"scores of '{sentence[token]}' (÷√{d_k})")
         tied = "tied" if projections.startswith("tied") else "separate"
         self.suptitle.set_text(
-            f"$d_k$ = {d_k}, {tied} $W^Q, W^K$: {self.n_self} of {len(sentence)} tokens score themselves highest"
+            f"$d_k$ = {d_k}, {tied} $W^Q, W^K$:\n{self.n_self} of {len(sentence)} tokens score themselves highest"
         )
 
     def alt(self, token, d_k, projections):
         top = int(np.argmax(self.scores))
         return (
+            f"'{sentence[token]}' gives the largest weight, {self.weights[self.best]:.2f}, to "
+            f"'{sentence[self.best]}', and {self.n_self} of {len(sentence)} tokens give themselves their largest score. "
             f"Three panels for the token '{sentence[token]}' with d_model = {d_model}, d_k = {d_k}, "
             f"d_v = {D_V_EXPLORE}, {projections}: its scaled scores against the {len(sentence)} tokens as dots "
             f"(largest {self.scores[top]:.2f}, for '{sentence[top]}'; its own {self.scores[token]:.2f}); its "
@@ -872,18 +876,19 @@ with ac.student_code("SelfAttention"):
     with torch.no_grad():
         out_k, weights = toy(x_test[k])
     answer_k = ANIMALS[int(out_k[-1].argmax())]
-    fig, axes = plt.subplots(1, 2, figsize=(8.4, 3.9), gridspec_kw={"width_ratios": [1, 1.25]})
+    fig, axes = plt.subplots(1, 2, figsize=(6.5, 4.2), gridspec_kw={"width_ratios": [1, 1.25]})
     axes[0].plot(losses, color=plots.color("yours"))
     axes[0].set_xlabel("training step")
     axes[0].set_ylabel("cross-entropy loss")
-    axes[0].set_title(f"loss; accuracy {before['accuracy']:.0%} → {after['accuracy']:.0%}")
-    plots.attention_heatmap(weights, labels, ax=axes[1], colorbar=False, title="learned weights, test sequence 0")
-    fig.suptitle(f"The question learns to find the item of its colour: it puts {weights[-1, m_test[k]]:.2f} on it")
-    fig.subplots_adjust(left=0.09, right=0.98, bottom=0.33, top=0.86, wspace=0.6)
+    axes[0].set_title(f"loss; accuracy\n{before['accuracy']:.0%} → {after['accuracy']:.0%}")
+    plots.attention_heatmap(weights, labels, ax=axes[1], colorbar=False, title="learned weights,\ntest sequence 0")
+    fig.suptitle(f"The question learns to find the item of its colour:\nit puts {weights[-1, m_test[k]]:.2f} on it")
+    fig.subplots_adjust(left=0.11, right=0.98, bottom=0.33, top=0.78, wspace=0.75)
     plots.show(
         fig,
         name="05_colour_lookup",
-        alt=f"Left: the training loss of SelfAttention(16, 8, 6) falling from {losses[0]:.2f} to {losses[-1]:.3f} "
+        alt="The question learns to find the item of its colour: it puts almost all of its weight on it. "
+        f"Left: the training loss of SelfAttention(16, 8, 6) falling from {losses[0]:.2f} to {losses[-1]:.3f} "
         f"over {len(losses)} steps, accuracy {before['accuracy']:.0%} to {after['accuracy']:.0%}. Right: the "
         f"learned attention weights of one test sequence, {', '.join(labels)}: the question row puts "
         f"{weights[-1, m_test[k]]:.2f} on '{labels[m_test[k]]}'; the items put "
@@ -966,10 +971,10 @@ with ac.student_code("SelfAttention"), torch.no_grad():
         f"OV: an animal adds {own_animal:.1f} to its own score on average, {other_animal:.1f} to the others; "
         f"the largest entry of a colour or of '?' is {np.abs(OV[[0, 1, 2, 3, 10]]).max():.1f}"
     )
-    fig, axes = plt.subplots(1, 2, figsize=(8.4, 4.0), gridspec_kw={"width_ratios": [11, 6]}, layout="constrained")
+    fig, axes = plt.subplots(1, 2, figsize=(6.5, 4.0), gridspec_kw={"width_ratios": [11, 6]}, layout="constrained")
     for ax, M, title, cols, label in (
-        (axes[0], QK, "QK: query part (row) → key part", part_names, "score"),
-        (axes[1], OV, "OV: part → animal score", ANIMALS, "added to the animal's score"),
+        (axes[0], QK, "QK: query part (row)\n→ key part", part_names, "score"),
+        (axes[1], OV, "OV: part →\nanimal score", ANIMALS, "added to the animal's score"),
     ):
         limit = np.abs(M).max()
         image = ax.imshow(M, cmap=plots.DIVERGING, vmin=-limit, vmax=limit)
@@ -977,11 +982,12 @@ with ac.student_code("SelfAttention"), torch.no_grad():
         ax.set_yticks(range(len(part_names)), part_names)
         ax.set_title(title)
         fig.colorbar(image, ax=ax, shrink=0.8, label=label)
-    fig.suptitle("The head matches colours with colours (QK) and hands over animals (OV)")
+    fig.suptitle("The head matches colours with colours (QK)\nand hands over animals (OV)")
     plots.show(
         fig,
         name="05_qk_ov_circuits",
-        alt=f"Two heatmaps of the trained colour layer. Left, the QK circuit: the score each part of a query "
+        alt="The head matches colours with colours (QK) and hands over animals (OV). "
+        f"Two heatmaps of the trained colour layer. Left, the QK circuit: the score each part of a query "
         f"(4 colours, 6 animals, '?') gives each part of a key; the colour block has a strong diagonal (mean "
         f"{same_colour:.1f} against {other_colour:.1f} off it) and '?' gives '?' {QK[10, 10]:.1f}. Right, the OV "
         f"circuit: what each part adds to the 6 animal scores; the animal block has a strong diagonal (mean "
@@ -1042,7 +1048,7 @@ with ac.student_code("SelfAttention"):
             + f"  ({found[s]} of 4 colours always right)"
         )
 
-    fig, axes = plt.subplots(1, 2, figsize=(8.4, 3.4), layout="constrained")
+    fig, axes = plt.subplots(1, 2, figsize=(6.5, 3.8), layout="constrained")
     for i, dk in enumerate(DK_SWEEP):
         axes[0].plot(
             [i + 0.06 * (s - 1) for s in SEEDS],
@@ -1075,19 +1081,20 @@ with ac.student_code("SelfAttention"):
     for ax, right in zip(axes, (len(DK_SWEEP) - 1, len(COLOURS) - 1)):
         ax.text(right, 1 / len(ANIMALS) + 0.03, "chance", ha="right", color=plots.color("chance"))
     axes[0].set_xticks(range(len(DK_SWEEP)), [str(dk) for dk in DK_SWEEP])
-    axes[0].set_xlabel(r"$d_k$ (rank of $W^Q (W^K)^\top$ at most $d_k$)")
+    axes[0].set_xlabel(r"$d_k$ (rank of $W^Q (W^K)^\top$" "\n" r"at most $d_k$)")
     axes[0].legend(loc="center right")
-    axes[0].set_title("accuracy against $d_k$, 3 seeds")
+    axes[0].set_title("accuracy against $d_k$,\n3 seeds")
     axes[1].set_xticks(range(4), COLOURS)
     axes[1].set_xlabel("colour asked")
-    axes[1].set_title("$d_k = 1$: accuracy per colour, 3 seeds")
+    axes[1].set_title("$d_k = 1$: accuracy\nper colour, 3 seeds")
     fig.suptitle(
-        f"One direction is too few: at $d_k = 1$ a head finds at most {max(found.values())} of the 4 colours every time"
+        f"One direction is too few: at $d_k = 1$ a head finds\nat most {max(found.values())} of the 4 colours every time"
     )
     plots.show(
         fig,
         name="05_rank_limit",
-        alt="Left: test accuracy of the colour layer against d_k = 1, 2, 4, 8, three seeds each: mean "
+        alt="One direction is too few: at d_k = 1 a head finds at most two of the 4 colours every time. "
+        "Left: test accuracy of the colour layer against d_k = 1, 2, 4, 8, three seeds each: mean "
         + ", ".join(f"{mean_accuracy[dk]:.0%} at d_k = {dk}" for dk in DK_SWEEP)
         + f". Right: at d_k = 1, accuracy for each asked colour and seed; per seed {', '.join(str(found[s]) for s in SEEDS)} "
         "of the 4 colours are always right, the others far less often. A dashed line marks chance, 1 in 6.",

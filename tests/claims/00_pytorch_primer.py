@@ -21,3 +21,4 @@ assert (ratio["SGD"][lr_grid < threshold] < 1).all() and (ratio["SGD"][lr_grid >
 assert lr_grid[0] < near_best.min() <= 2 / (lam_min + lam_max) <= near_best.max() < threshold
 # Adam: no threshold on the grid (its loss fell everywhere), and at the smallest rate it moved w far less than SGD
 assert (ratio["Adam"] < 1).all() and moved["Adam"][0] < 0.5 * moved["SGD"][0]
+claim("0.401", threshold)  # the threshold as the figure's title and caption write it (a float64 closed form)

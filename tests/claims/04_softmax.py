@@ -24,6 +24,8 @@ assert all(np.abs(r - averaged).max() < 1e-12 for r in ways.values()), ways
 assert np.allclose(np.broadcast_to(averaging, (4, 4)), np.tril(np.ones((4, 4))) / np.arange(1, 5)[:, None])
 # section 5: what d_k does, with and without the scaling; the two rows split between the two copies of "the"
 claim("2.58", np.log2(6))
+# the temperature figure's title and caption: entropies of fixed scores (float64, no training)
+claim("0.14", H[0.25]) and claim("2.52", H[4.0])
 assert 0.4 < s2 - s512 < 0.6, "about half a bit with the scaling"
 assert u2 - u512 > 2 and u512 < 0.2, "more than 2 bits without it, near 0 bits at d_k = 512"
 Qe, Ke, Xe = explorer_inputs(16, 0.1)
