@@ -23,6 +23,10 @@ _REFERENCE = re.compile(
 )
 
 
+# the lesson's time in its header and minimal-path box: "· about 70 minutes", "Minimal path: about 85 minutes"
+_LESSON_TIME = re.compile(r"(?i)(minimal path: |the whole lesson: |· )about \d+( minutes)?")
+
+
 def _canonical(text):
     return text.rstrip(".,").replace(",", "").replace("−", "").replace("-", "")
 
@@ -37,6 +41,7 @@ def prose_numbers(markdown):
     text = re.sub(r"^#+ [\d.]*", " ", text, flags=re.M)
     text = _REFERENCE.sub(" ", text)
     text = re.sub(r"\(\d+ points?[^)]*\)|\d+ points?", " ", text)
+    text = _LESSON_TIME.sub(" ", text)  # counted by course_dev.lesson_time, checked by tests/test_course_rules.py
     numbers = []
     for found in _NUMBER.finditer(text):
         number = _canonical(found.group())
