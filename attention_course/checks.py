@@ -185,7 +185,11 @@ def with_references(fn, *, _k=_KIT, **references):
     `checks.with_references(attention, project=reference_project)` calls the student's `attention`
     with a reference version of the earlier exercise's `project`, so that one mistake costs points in
     one place only. The student's other names are looked up as they were when this was called.
-    Anything that is not a plain Python function (or whose globals are not a plain dict) is returned unchanged."""
+    A class gives a subclass whose own methods (and the functions they make) find the references: the way to
+    reach a class's methods through its own globals, in the grader as in Jupyter. Anything else that is not a plain
+    Python function (or whose globals are not a plain dict) is returned unchanged."""
+    if _k.is_one_of(_k.type, _k.mro_of(_k.type(fn))):
+        return _k.class_with_references(fn, references)
     if _k.type(fn) is not _k.FunctionType or _k.type(fn.__globals__) is not _k.dict:
         return fn
     names = _k.dict(fn.__globals__)
@@ -193,6 +197,16 @@ def with_references(fn, *, _k=_KIT, **references):
     copy = _k.FunctionType(fn.__code__, names, fn.__name__, fn.__defaults__, fn.__closure__)
     copy.__kwdefaults__ = fn.__kwdefaults__
     return copy
+
+
+def _class_with_references(cls, references, *, _k=_KIT):
+    methods = {
+        name: _k.with_references(value, **references)
+        for name, value in _k.dict(cls.__dict__).items()
+        if _k.type(value) is _k.FunctionType
+    }
+    methods["__module__"], methods["__qualname__"] = cls.__module__, cls.__qualname__
+    return _k.type(cls)(_k.name_of(cls), (cls,), methods)
 
 
 def _shape_text(shape, *, _k=_KIT):
@@ -528,6 +542,8 @@ for _name, _function in {
     "torch_counter": _torch_counter,
     "count_torch_call": _count_torch_call,
     "call": call,
+    "with_references": with_references,
+    "class_with_references": _class_with_references,
 }.items():
     setattr(_KIT, _name, _function)
 del _KIT, _name, _function  # the checks hold the kit in their defaults; no name here can be rebound to reach it

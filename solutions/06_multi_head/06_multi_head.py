@@ -346,6 +346,9 @@ def multi_head_attention(X, W_Q, W_K, W_V, W_O, num_heads, mask=None):
 _students_split_merge = (split_heads, merge_heads)
 split_heads = lambda X, num_heads: np.stack(np.split(X, num_heads, axis=-1), axis=-3)  # noqa: E731
 merge_heads = lambda heads: np.concatenate(list(np.moveaxis(heads, -3, 0)), axis=-1)  # noqa: E731
+# yours calls them from the notebook's globals: reach them through the function (also in the grader)
+_students_mha = multi_head_attention
+multi_head_attention = checks.with_references(multi_head_attention, split_heads=split_heads, merge_heads=merge_heads)
 ### END HIDDEN TESTS
 # Visible checks: B = 3 sequences of T = 5 tokens, d_model = 8, 2 heads (d_k = 4); a mask; one head.
 _rng = np.random.default_rng(0)
@@ -430,6 +433,7 @@ def _mha_numpy_hidden():
 
 _mha_numpy_hidden()
 split_heads, merge_heads = _students_split_merge
+multi_head_attention = _students_mha
 ### END HIDDEN TESTS
 checks.passed("multi_head_attention")
 

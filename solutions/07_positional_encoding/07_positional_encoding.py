@@ -313,6 +313,11 @@ def positional_encoding(T, d_model):
     return np.stack([np.sin(angles), np.cos(angles)], axis=-1).reshape(T, d_model)
 
 
+# yours calls positional_encoding from the notebook's globals: reach it through the function (also in the grader)
+_students_add_pe = add_positional_encoding
+add_positional_encoding = checks.with_references(add_positional_encoding, positional_encoding=positional_encoding)
+
+
 ### END HIDDEN TESTS
 # Visible checks: a sentence of 5 tokens with d_model = 8, and the input left untouched.
 def _add_pe_checks(X, what):
@@ -338,7 +343,7 @@ _add_pe_checks(
 _rng = np.random.default_rng(7)
 _add_pe_checks(_rng.standard_normal((3, 7, 16)), "add_positional_encoding on a batch (3, 7, 16)")
 _add_pe_checks(_rng.standard_normal((9, 6)), "add_positional_encoding on a (9, 6) sentence")
-positional_encoding = _students_positional_encoding
+positional_encoding, add_positional_encoding = _students_positional_encoding, _students_add_pe
 ### END HIDDEN TESTS
 checks.passed("add_positional_encoding")
 
