@@ -210,14 +210,17 @@ def font_sizes(fig):
 
 
 LEAST_SHOWN_PT = 8  # the smallest text any reader sees: a browser may shrink a figure to its column, never below this
-COLUMN_1024_PX = 592  # the notebook column of JupyterLab at 1024 px with the file browser open (measured)
+SHOWN_PT_SLACK = 0.05  # a browser lays images out to a fraction of a pixel: 7.95 pt as shown counts as 8
+# The notebook column of JupyterLab at 1024 x 768 px with the file browser open, as the reading test shows a solved
+# notebook (measured 2026-12-02: a 662-px figure shows at 0.86 of its size, 9-pt text at 7.8 pt).
+COLUMN_1024_PX = 570
 
 
 def widest_px(min_pt):
     """The widest a figure whose smallest text is `min_pt` may be: at most COLUMN_PX (shown at its size at 1280 px),
     and so narrow that shrunk into the 1024-px column its smallest text still shows at LEAST_SHOWN_PT or more. A figure
-    with 9-pt text may be 666 px wide; with 10-pt text, 740 px."""
-    return min(COLUMN_PX, int(COLUMN_1024_PX * min_pt / LEAST_SHOWN_PT))
+    with 9-pt text may be 645 px wide; with 10-pt text, 716 px."""
+    return min(COLUMN_PX, int(COLUMN_1024_PX * min_pt / (LEAST_SHOWN_PT - SHOWN_PT_SLACK)))
 
 
 def caption(alt):

@@ -50,9 +50,9 @@ class LiveKernel(kernel.LiveKernel):
 # Issue 33's figure rules (plots.figure_problems: no series hidden, ratio and log axes labelled on both sides of 1;
 # plots.widest_px: no text below 8 pt at 1024 px) hold for every lesson (2026-12-02). A lesson listed here would have
 # its failures of that rule expected (xfail), and only its own: a way to land a lesson whose figures are not fixed yet.
-FIGURE_RULES_NOT_YET_MET = {  # 06 and 07: one figure each shows 7.8-pt text at 1024 px in JupyterLab (2026-12-02)
+FIGURE_RULES_NOT_YET_MET = {
     "hides no data": set(),
-    "fits 1024 px": {"06_multi_head", "07_positional_encoding"},
+    "fits 1024 px": set(),
 }
 
 

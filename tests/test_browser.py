@@ -37,7 +37,7 @@ from browser_support import (
 )
 from harness import BROWSER_LESSON_FOR_KIND, LESSONS, expect_figure_rule, read, solution_path, student_path
 
-from attention_course.plots import LEAST_SHOWN_PT, caption, contrast
+from attention_course.plots import LEAST_SHOWN_PT, SHOWN_PT_SLACK, caption, contrast
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.xdist_group("browser")]
 
@@ -363,7 +363,7 @@ class ExplorerDriver:
             out.write(f"{self.name} at {width} px: column {column} px\n")
         for alt, ratio, pt in shown_images(self.page, ".ac-explorer"):
             shown = f"{alt[:60]!r} shown at {ratio:.2f} of its size, {pt:.1f} pt (column {column} px)"
-            assert pt >= LEAST_SHOWN_PT - 0.05, f"{self.name} at {width} px: {shown}"
+            assert pt >= LEAST_SHOWN_PT - SHOWN_PT_SLACK, f"{self.name} at {width} px: {shown}"
         clipped = self.handle.evaluate(
             "el => Array.from(el.querySelectorAll('.widget-hbox, .widget-inline-hbox'))"
             ".filter(b => b.scrollWidth > b.clientWidth + 1).length"

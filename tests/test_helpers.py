@@ -295,7 +295,7 @@ def test_figure_problems_find_hidden_series_and_ratio_axes_labelled_on_one_side_
     found = plots.figure_problems(fig)
     assert len(found) == 2 and "'gone'" in found[0] and "all zero" in found[1], found
     assert plots.caption("Scaling keeps 0.13 of it. Two histograms.") == "Scaling keeps 0.13 of it."
-    assert plots.widest_px(9) == 666 and plots.widest_px(12) == plots.COLUMN_PX
+    assert plots.widest_px(9) == 645 and plots.widest_px(12) == plots.COLUMN_PX
 
 
 def test_palette_names_meanings_and_text_colours_are_readable():

@@ -454,7 +454,7 @@ checks.passed("multi_head_attention")
 # The query of *dog* is outlined in orange all the way through.
 
 # %%
-CELL_W, CELL_H = 0.34, 0.27  # inches per matrix entry in the data-flow figure (6.7 in wide: fits 1024 px)
+CELL_W, CELL_H = 0.33, 0.27  # inches per matrix entry in the data-flow figure (6.4 in wide: fits 1024 px)
 HEAD_TINTS = [0.3 * np.array(to_rgb(plots.color(m))) + 0.7 for m in ("other", "other2")]  # light: dark text
 
 
@@ -496,15 +496,15 @@ with ac.student_code("multi_head_attention"):
     heads_flow = A_flow @ Vh  # (2, 3, 2): each head's output
     concat_flow = merge_heads(heads_flow)  # yours: (3, 4)
 
-    fig = plt.figure(figsize=(6.7, 6.3))
-    ax = fig.add_axes([0, 0, 1, 1], xlim=(0, 6.7), ylim=(6.1, -0.2))  # room for a two-line title
+    fig = plt.figure(figsize=(6.4, 6.3))
+    ax = fig.add_axes([0, 0, 1, 1], xlim=(0, 6.4), ylim=(6.1, -0.2))  # room for a two-line title
     ax.axis("off")
     middle = 1.5 * CELL_H  # half the height of a 3-row matrix
     left = draw_matrix(ax, X_flow, 0.65, 0.8, "X (one row per token)", row=traced, labels=flow_tokens)
     between(ax, left + 0.18, 0.8 + middle, "→")
-    left += 0.35
+    left += 0.3
     for M, name in ((Q_flow, "$Q = XW^Q$"), (K_flow, "$K = XW^K$"), (V_flow, "$V = XW^V$")):
-        left = draw_matrix(ax, M, left, 0.8, name, head_tints(M.shape, flow_H), traced if M is Q_flow else None) + 0.12
+        left = draw_matrix(ax, M, left, 0.8, name, head_tints(M.shape, flow_H), traced if M is Q_flow else None) + 0.07
     for h in range(flow_H):
         y, tint, n = 2.15 + 1.3 * h, HEAD_TINTS[h], h + 1
         ax.text(0.05, y - 0.33, f"head {n}: columns {2 * h}–{2 * h + 1} (split_heads)", fontsize=9.5, weight="bold")

@@ -386,15 +386,15 @@ with ac.student_code("positional_encoding"):
     )
     fig.colorbar(im, ax=axes[0], label="value")
     # the three curves coincide: one line, and the other two starts as markers on every third offset
-    axes[1].plot(offsets, curves[0], "-", color=plots.color("yours"), lw=2, label=f"start p = {starts[0]}")
+    axes[1].plot(offsets, curves[0], "-", color=plots.color("yours"), lw=2, label=f"p = {starts[0]}")
     for j, marker in ((1, "o"), (2, "x")):
         axes[1].plot(
-            offsets[j::3], curves[j][j::3], marker, ms=6, mfc="none", color=plots.TEXT, label=f"start p = {starts[j]}"
+            offsets[j::3], curves[j][j::3], marker, ms=6, mfc="none", color=plots.TEXT, label=f"p = {starts[j]}"
         )
-    axes[1].set_xlabel("offset k (negative: back, positive: ahead)")
+    axes[1].set_xlabel("offset k (< 0: back, > 0: ahead)")
     axes[1].set_ylabel(r"$\mathrm{PE}_p \cdot \mathrm{PE}_{p+k}$")
     axes[1].set_title("The dot product depends only\non the offset: three starts,\none curve, symmetric about 0")
-    axes[1].legend(loc="lower center")
+    axes[1].legend(title="start", loc="upper left")  # the corner the peak leaves empty
     spread = np.abs(curves - curves[0]).max()
     symmetry = np.abs(curves[0] - curves[0][::-1]).max()
     plots.show(
