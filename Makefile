@@ -10,13 +10,17 @@ STAMP := $(VENV)/.installed
 # JupyterLab's defaults for every server this .venv runs (make lab, make formgrader, the hub's users): no pop-up asking
 # to fetch Jupyter's news (the setting fetchNews; --LabApp.news_url=None alone does not stop the question).
 LAB_OVERRIDES := $(VENV)/share/jupyter/lab/settings/overrides.json
+# "(view feedback)" in nbgrader's Assignment List opens the feedback page (tools/student/labextension, a JupyterLab
+# extension of one plain JavaScript file), not only its folder.
+LAB_FEEDBACK := $(VENV)/share/jupyter/labextensions/attention-course-feedback
+LAB_FILES := $(LAB_OVERRIDES) $(LAB_FEEDBACK)/static/remoteEntry.js
 # nbgrader and nbclient start kernels with the first `python` on PATH: make it the venv's.
 export PATH := $(BIN):$(PATH)
 ROOT_FLAG := $(if $(filter 0,$(shell id -u)),--allow-root,)
 
 .PHONY: lab test test-fast release student-bundle grade bench hub hub-proxy browser-deps venv clean
 
-venv: $(STAMP) $(LAB_OVERRIDES)
+venv: $(STAMP) $(LAB_FILES)
 
 # uv installs the pins in seconds where pip takes minutes; it is told where pip finds its local wheels
 # (this machine's CPU build of torch), and pip does the work if uv cannot be had.
@@ -32,20 +36,25 @@ $(STAMP): requirements.txt pyproject.toml
 $(LAB_OVERRIDES): tools/student/labsettings/overrides.json | $(STAMP)
 	install -D -m 644 $< $@
 
+$(LAB_FEEDBACK)/static/remoteEntry.js: tools/student/labextension/attention-course-feedback/static/remoteEntry.js \
+		tools/student/labextension/attention-course-feedback/package.json | $(STAMP)
+	install -D -m 644 tools/student/labextension/attention-course-feedback/package.json $(LAB_FEEDBACK)/package.json
+	install -D -m 644 $< $@
+
 # A notebook saved as HTML (File > Save and Export Notebook As > HTML) carries its maths as MathML: it renders offline.
 LAB_FLAGS := --HTMLExporter.preprocessors=attention_course.offline_maths.MathML $(ROOT_FLAG)
 
 # Students: JupyterLab on the lessons (notebooks/), nothing else of the repository in view; the Assignment List and
 # Validate but not the instructor's nbgrader tools (tools/student/labconfig), no news pop-up.
-lab: $(STAMP) $(LAB_OVERRIDES)
+lab: $(STAMP) $(LAB_FILES)
 	JUPYTER_CONFIG_PATH=$(CURDIR)/tools/student $(BIN)/jupyter lab --ServerApp.root_dir=notebooks --LabApp.news_url=None $(LAB_FLAGS)
 
 # Instructors: JupyterLab on the whole course, opening nbgrader's formgrader (it needs the course root in view).
 .PHONY: formgrader lms
-formgrader: $(STAMP) $(LAB_OVERRIDES)
+formgrader: $(STAMP) $(LAB_FILES)
 	$(BIN)/jupyter lab --ServerApp.root_dir=. --LabApp.default_url=/formgrader $(LAB_FLAGS)
 
-test: $(STAMP) $(LAB_OVERRIDES) browser-deps
+test: $(STAMP) $(LAB_FILES) browser-deps
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
 # The everyday tier (a few minutes): everything but the tests marked slow (browser, nbgrader end to end,
@@ -87,7 +96,7 @@ bench: $(STAMP)
 	$(BIN)/python -m course_dev.bench $(BENCH_ARGS)
 
 # A JupyterHub for the class on this machine (hub/class.toml; see README "A class on JupyterHub").
-hub: $(STAMP) $(LAB_OVERRIDES) hub-proxy
+hub: $(STAMP) $(LAB_FILES) hub-proxy
 	$(BIN)/python hub/start.py
 
 # JupyterHub's proxy (configurable-http-proxy, pinned in hub/package.json) from npm, into hub/node_modules.

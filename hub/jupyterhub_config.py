@@ -37,11 +37,13 @@ BIN = Path(sys.executable).parent  # the course's venv: the same packages for th
 INSTRUCTORS, STUDENTS = set(CLASS["instructors"]), set(CLASS["students"])
 
 # JupyterLab's defaults in the venv every user's server runs (what `make hub` installs; again here for
-# `jupyterhub -f`): no pop-up asking to fetch Jupyter's news. LabApp.news_url = None (below) does not stop the question.
-LAB_OVERRIDES = Path(sys.prefix) / "share" / "jupyter" / "lab" / "settings" / "overrides.json"
+# `jupyterhub -f`): no pop-up asking to fetch Jupyter's news (LabApp.news_url = None, below, does not stop the
+# question), and "(view feedback)" in the Assignment List opens the feedback page (tools/student/labextension).
+LAB_SHARE = Path(sys.prefix) / "share" / "jupyter"
 with contextlib.suppress(OSError):  # a read-only environment keeps what its image installed
-    LAB_OVERRIDES.parent.mkdir(parents=True, exist_ok=True)
-    shutil.copy(STUDENT_TOOLS / "labsettings" / "overrides.json", LAB_OVERRIDES)
+    (LAB_SHARE / "lab" / "settings").mkdir(parents=True, exist_ok=True)
+    shutil.copy(STUDENT_TOOLS / "labsettings" / "overrides.json", LAB_SHARE / "lab" / "settings" / "overrides.json")
+    shutil.copytree(STUDENT_TOOLS / "labextension", LAB_SHARE / "labextensions", dirs_exist_ok=True)
 
 for folder in (STATE, EXCHANGE, STATE / "home"):
     folder.mkdir(parents=True, exist_ok=True)
@@ -143,8 +145,8 @@ Your lessons come from your instructor through nbgrader: open the menu **Nbgrade
 2. Open its notebook and work through it. The **Validate** button runs all its visible checks.
 3. When you are done, save, then **Submit** in the Assignment List. You can submit again until the deadline:
    the latest submission is graded.
-4. After grading, **Fetch Feedback** there: the page is in the lesson's `feedback/` folder here
-   (open it with a double click; *Open in New Browser Tab* shows it full size).
+4. After grading, **Fetch Feedback** there, then **(view feedback)** beside your submission: your page opens in
+   a tab. It is kept in the lesson's `feedback/` folder.
 """
 
 

@@ -260,7 +260,20 @@ def fetch_feedback(chromium, hub, student, totals, hidden):
         assert count and drawn == count, f"{drawn} of {count} formulas drawn in ada's feedback"
         assert page.locator("nav .pending").first.is_visible(), "the free answer waits for a human"
         assert not context.blocked, f"the feedback page asked the internet for {context.blocked}"
+        view_feedback_from_the_assignment_list(page, hub)
         context.close()
+
+
+def view_feedback_from_the_assignment_list(page, hub):
+    """ada's Assignment List: "(view feedback)" opens her feedback page in a tab of its own
+    (tools/student/labextension), not only its folder in the file browser."""
+    page.goto(f"{hub.url}user/ada/lab")
+    page.locator(".lm-MenuBar-itemLabel", has_text="Nbgrader").first.click(timeout=90_000)
+    page.locator(".lm-Menu-content .lm-Menu-itemLabel", has_text="Assignment List").first.click()
+    page.get_by_text("(view feedback)").first.click(timeout=60_000)
+    page.locator(".lm-TabBar-tab", has_text=f"{LESSON}.html").first.wait_for(state="visible", timeout=60_000)
+    page.frame_locator(".jp-HTMLViewer iframe").get_by_text("your feedback").first.wait_for(timeout=30_000)
+    page.screenshot(path=str(ARTIFACTS / "hub_ada_view_feedback.png"))
 
 
 def hidden_test_lines():
