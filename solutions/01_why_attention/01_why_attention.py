@@ -873,16 +873,16 @@ for ax, ax_steps, (title, names) in zip(axes[0], axes[1], panels):
         a.axhline(1 / V_RECALL, color=plots.color("chance"), ls=":", lw=1, label="guessing (1/8)")
     ax.set_title(f"{title}:\nafter {STEPS_RECALL} steps")
     ax.set_xlabel("$k$: steps back of the asked token")
-    ax.legend(loc="lower left" if names[0] == "RNN" else "center right")
     ax_steps.set_title(f"{title}:\nduring training")
     ax_steps.set_xlabel("training step")
 axes[0, 0].set_ylabel(f"accuracy (mean of {SEEDS} seeds;\nband: lowest to highest)")
 axes[1, 0].set_ylabel("accuracy on 100 test sequences\n(mean of the seeds and of the $k$)")
-fig.legend(  # the bottom row's line widths
-    handles=[
-        plt.Line2D([], [], color=plots.TEXT, lw=1.2, label="thin: recent tokens ($k$ = 0–5)"),
-        plt.Line2D([], [], color=plots.TEXT, lw=2.4, label="thick: distant tokens ($k$ = 6–11)"),
-    ],
+one_state, over_states = (ax.get_legend_handles_labels()[0] for ax in axes[0])  # each model once, then guessing
+fig.legend(  # one key under the four panels (a legend inside a panel covered the GRU's points): models, line widths
+    handles=one_state[:3]
+    + [plt.Line2D([], [], color=plots.TEXT, lw=1.2, label="thin: recent tokens ($k$ = 0–5)")]
+    + over_states
+    + [plt.Line2D([], [], color=plots.TEXT, lw=2.4, label="thick: distant tokens ($k$ = 6–11)")],
     loc="outside lower center",
     ncol=2,
 )

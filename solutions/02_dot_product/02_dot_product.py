@@ -78,7 +78,7 @@ others = {
     "opposite": np.array([-1.0, -0.5]),
 }
 label_at = {  # where each key's label goes, clear of every arrow
-    "same direction": ((2.05, 1.05), "left", "bottom"),
+    "same direction": ((2.0, 1.1), "center", "bottom"),  # centred over the tip: "left" ran into the frame
     "a bit off": ((1.05, 1.55), "left", "bottom"),
     "orthogonal": ((-0.55, 1.05), "right", "bottom"),
     "opposite": ((-1.05, -0.6), "left", "top"),
@@ -110,10 +110,11 @@ ax.set_title(
 plots.show(
     fig,
     name="02_arrows",
-    alt="Arrows in the plane: the query q = (1, 0.5) as a wide grey arrow and four keys as green arrows. "
+    alt="The score q·k is largest for the key pointing the same way as the query, 0 for the orthogonal one and "
+    "negative for the opposite one. "
+    "Arrows in the plane: the query q = (1, 0.5) as a wide grey arrow and four keys as green arrows. "
     + "; ".join(f"{name} {tuple(vec.tolist())}: q·k = {reference @ vec:+.2f}" for name, vec in others.items())
-    + ". The score is largest for the key pointing the same way, 0 for the orthogonal one, "
-    "negative for the opposite one.",
+    + ".",
 )
 
 
@@ -730,6 +731,8 @@ with ac.student_code("hard_lookup and soft_lookup"):
         fig,
         name="02_hard_vs_soft",
         alt=(
+            f"Moving the query smoothly, the hard lookup stays flat (zero gradient) but for {len(jumps)} jumps, while "
+            "the soft lookup changes at every step. "
             f"Line chart of the energy of the returned value against λ from 0 to 1. The hard lookup (vermilion) is flat "
             f"except for {len(jumps)} jumps (at λ = {', '.join(f'{x:.3f}' for x in jumps)}), from "
             f"{hard_path[0]:.2f} to {hard_path[-1]:.2f}; an arrow marks a flat stretch, where its slope is exactly 0. "

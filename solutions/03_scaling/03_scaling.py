@@ -328,9 +328,9 @@ i_max = int(slope.argmax())
 at_10 = float(slope[s == 10])
 
 fig, ax = plt.subplots(figsize=(6.4, 3.4))
-ax.plot(s, p1.detach(), color=plots.color("other"), lw=2, label="weight $p_1$")
+ax.plot(s, p1.detach(), color=plots.color("other"), lw=2, label="weight $p_1$", zorder=2.5)  # over the wide band
 ax.plot(s, slope, color=plots.color("other2"), lw=4, alpha=0.6, label=r"$\partial p_1/\partial z_1$ (autograd)")
-ax.plot(s, (p1 * (1 - p1)).detach(), ":", color=plots.color("theory"), lw=1.5, label="formula $p_1(1-p_1)$")
+ax.plot(s, (p1 * (1 - p1)).detach(), ":", color=plots.color("theory"), lw=1.5, label="formula $p_1(1-p_1)$", zorder=3)
 ax.set_xlabel("score difference s = z_1 − z_2")
 ax.set_ylabel("value")
 ax.set_title(f"Two keys, scores (s, 0): the slope peaks at {float(slope[i_max]):.2f} and is near 0 once |s| > 10")
@@ -339,6 +339,8 @@ plots.show(
     fig,
     name="03_two_key_gradient",
     alt=(
+        f"The slope of the weight peaks at {float(slope[i_max]):.2f} where the two scores are equal and is near 0 "
+        "once |s| > 10. "
         f"Line chart over the score difference s from −12 to 12: the weight p_1 rises from 0 to 1 like an S; its "
         f"derivative by autograd, which lies on top of the dotted curve p_1(1 − p_1), is a bump with its peak "
         f"{float(slope[i_max]):.2f} at s = 0 and falls to {at_10:.1e} at s = 10."
@@ -417,7 +419,8 @@ class ScalingView(widgets.View):
         ax2.set_xlabel("query (sorted by its largest weight)")
         ax2.set_ylabel("largest of its 12 weights")
         ax2.set_title("Largest weight of each query:\nunscaled climbs towards one-hot")
-        ax2.legend(loc="upper left")
+        # under the figure: inside the axes the rising unscaled curve ran through the legend
+        fig.legend(handles=[self.raw_line, self.scaled_line], loc="outside lower center", ncols=2)
         self.dynamic = [self.raw_hist, self.scaled_hist, self.raw_line, self.scaled_line]
         return fig
 
@@ -544,6 +547,7 @@ plots.show(
     fig,
     name="03_variance_vs_dk",
     alt=(
+        "The variance of q·k grows like d_k, while divided by √d_k it stays near 1. "
         f"Log-log chart of the variance of dot-product scores against d_k from 1 to 1024. The measured variance "
         f"for σ = 1 lies on the line d_k (within {100 * worst:.1f}%; {var_1[i512]:.0f} at d_k = 512), the one for "
         f"σ = 0.5 on the line d_k/16 ({var_half[i512]:.1f} at 512), and the variance of the scaled score stays "
@@ -653,7 +657,8 @@ ax_d.set_yticks(RATIO_TICKS, [f"{t:g}" for t in RATIO_TICKS])
 ax_d.yaxis.set_minor_formatter(plt.NullFormatter())
 ax_d.set_title(f"(d) (c)'s ratio drops below 1\nfrom $d_k = {smaller_from}$")
 ax_a.legend()
-ax_c.legend(fontsize=9)
+ax_c.set_ylim(bottom=ax_c.get_ylim()[0] / 8)  # room under the curves: the legend covered the line from 256 to 512
+ax_c.legend(loc="lower left", fontsize=9)
 plots.show(
     fig,
     name="03_softmax_gradient_vs_dk",

@@ -1069,6 +1069,7 @@ with ac.student_code("multi_head_attention"):
     fig, axes = plt.subplots(1, 3, figsize=(6.6, 4.4), layout="constrained")
     for ax, (weights, title) in zip(axes, maps):
         plots.attention_heatmap(weights, dog, ax=ax, title=title, annotate=False, colorbar=False)
+        ax.set_xticks(range(len(dog)), dog, rotation=90, ha="center")  # upright: at 60° the commas ran into the words
         ax.set_xlabel("key")
         ax.add_patch(Rectangle((-0.5, i_dog - 0.5), len(dog), 1, fill=False, lw=2)).set_edgecolor(
             plots.color("highlight")

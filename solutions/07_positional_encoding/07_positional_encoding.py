@@ -385,6 +385,7 @@ with ac.student_code("positional_encoding"):
         f"Your table (T = {T_fig},\n$d_{{\\mathrm{{model}}}}$ = {d_fig}): fast pairs\nleft, slow pairs right"
     )
     fig.colorbar(im, ax=axes[0], label="value")
+    fig.get_layout_engine().set(wspace=0.1)  # a gap: the colour bar's label read as part of the right panel's
     # the three curves coincide: one line, and the other two starts as markers on every third offset
     axes[1].plot(offsets, curves[0], "-", color=plots.color("yours"), lw=2, label=f"p = {starts[0]}")
     for j, marker in ((1, "o"), (2, "x")):
@@ -611,7 +612,8 @@ class EncodingView(widgets.View):
         left.set_xlabel("dimension (even: sin, odd: cos)")
         left.set_ylabel("position")
         fig.colorbar(self.table, ax=left, label="value", pad=0.08)  # room for the pointer at the picked row
-        self.row = left.axhline(0, color=plots.color("guide"), lw=1.5)
+        # the picked row outlined, not crossed out: a line along it hid the very row it marks
+        (self.row,) = left.plot([0, 1, 1, 0, 0], np.zeros(5), color=plots.color("guide"), lw=1.2)
         (self.pointer,) = left.plot(  # beside the table (x in axes units), at the picked row
             [1.025],
             [0],
@@ -632,7 +634,8 @@ class EncodingView(widgets.View):
         right.set_xlabel("position q")
         right.set_ylabel(r"cosine similarity of $\mathrm{PE}_p$, $\mathrm{PE}_q$")
         self.title = right.set_title("\n")  # two lines, filled in by update()
-        self.dynamic = [self.table, self.row, self.pointer, self.curve, self.mark, self.title]
+        self.dynamic = [self.table, self.row, self.pointer, self.mark, self.curve, self.title]  # in drawing order:
+        # the dashed mark under the curve, so the point at p stays visible
         return fig
 
     def update(self, d_model, position):
@@ -640,7 +643,7 @@ class EncodingView(widgets.View):
         norms = np.linalg.norm(pe, axis=1)
         self.similarity = pe @ pe[position] / (norms * norms[position])
         self.table.set_data(pe)
-        self.row.set_ydata([position, position])
+        self.row.set_ydata(position + np.array([-0.5, -0.5, 0.5, 0.5, -0.5]))
         self.pointer.set_ydata([position])
         self.curve.set_ydata(self.similarity)
         self.mark.set_xdata([position, position])
@@ -713,8 +716,11 @@ with ac.student_code("add_positional_encoding"):
     ax.semilogy(range(n_layers), with_pe, "s", color=plots.color("with"), label="embeddings + positional encoding")
     ax.semilogy(range(n_layers), np.maximum(without, floor), "o", color=plots.color("without"), label="embeddings only")
     ax.axhline(floor, color=plots.color("guide"), ls=":", lw=1)
-    ax.text(n_layers - 0.5, floor * 2, "exact 0 drawn here", ha="right", va="bottom", fontsize=9, color=plots.TEXT)
-    ax.set_ylim(floor / 10, 1e4)
+    # under the line: above it, the label ran into the markers of the last seeds
+    ax.text(
+        n_layers - 0.5, floor / 1.5, "exact 0 drawn on this line", ha="right", va="top", fontsize=9, color=plots.TEXT
+    )
+    ax.set_ylim(floor / 100, 1e4)
     ax.set_yticks([1e-16, 1e-12, 1e-8, 1e-4, 1, 1e4], ["10⁻¹⁶", "10⁻¹²", "10⁻⁸", "10⁻⁴", "1", "10⁴"])  # both sides of 1
     ax.minorticks_off()
     ax.set_xticks(range(0, n_layers, 2))

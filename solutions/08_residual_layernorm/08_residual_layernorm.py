@@ -1057,14 +1057,14 @@ for ax in axes[:, 0]:
     ax.set_ylabel("training loss")
 fig.legend(*axes[1, 0].get_legend_handles_labels(), loc="outside lower center", ncol=2)
 fig.suptitle(
-    f"Deep post-LN fails at the larger learning rates; a {WARMUP}-step warm-up\nhelps it at 0.02, not at 0.03 "
-    "(lines: mean of 4 seeds; bands: min–max)"
+    f"Deep post-LN fails at the larger learning rates; a {WARMUP}-step warm-up helps\nit at 0.02, is not enough "
+    "at 0.03 (lines: mean of 4 seeds; bands: min–max)"
 )
 plots.show(
     fig,
     name="08_post_vs_pre_training",
-    alt=f"Deep post-LN fails at the larger learning rates, and a {WARMUP}-step warm-up helps it at 0.02 but not at "
-    "0.03. Four panels of training loss curves, mean and min-max band of 4 seeds. "
+    alt=f"Deep post-LN fails at the larger learning rates, and a {WARMUP}-step warm-up helps it at 0.02 but is not "
+    "enough at 0.03. Four panels of training loss curves, mean and min-max band of 4 seeds. "
     + " ".join(
         f"{D} blocks, lr {lr:g}: "
         + ", ".join(f"{label} ends at {final[D, lr, label].mean():.2f}" for label, *_ in runs_)

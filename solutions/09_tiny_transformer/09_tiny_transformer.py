@@ -1244,9 +1244,9 @@ class HeadMaps(widgets.View):
         digits = " ".join(t.get_text() for t in self.digits if t.get_text())
         n_real = sum(bool(t.get_text()) for t in self.digits)
         return (
-            f"Attention map of block {block}, head {head} on test sequence {sequence} (digits {digits}): the inner "
-            f"queries put {self.shares[0]:.0%} of their weight on the left neighbour and {self.shares[1]:.0%} on the "
-            f"right one."
+            f"In block {block}, head {head} the inner queries put {self.shares[0]:.0%} of their weight on the left "
+            f"neighbour and {self.shares[1]:.0%} on the right one. "
+            f"Attention map of that head on test sequence {sequence} (digits {digits})."
             + (f" Positions {n_real} to {MAX_LEN - 1} are padding, left blank." if n_real < MAX_LEN else "")
         )
 
@@ -1643,6 +1643,8 @@ with after():
     for y, name in enumerate(names):
         meaning = "yours" if name == "none removed" else "baseline"
         offsets = y + 0.15 * np.arange(-1, len(knockout[name]) - 1)
+        if name in zeroed:  # the two kinds of removal on rows of their own: on the same row a ring hid in a dot
+            offsets = y - 0.18 + 0.12 * np.arange(-1, len(knockout[name]) - 1)
         ax_out.plot(
             knockout[name],
             offsets,
@@ -1653,7 +1655,7 @@ with after():
         if name in zeroed:
             ax_out.plot(
                 zeroed[name],
-                offsets,
+                offsets + 0.36,
                 "o",
                 mfc="none",
                 color=plots.color(meaning),

@@ -257,8 +257,9 @@ with ac.student_code("causal_mask"):
     )
     plots.show(
         ax.figure,
-        alt=f"Causal attention weights of the six words of '{' '.join(words)}': every cell above the diagonal "
-        "is masked (hatched, as the key at the top right says); the first word puts all its weight on itself.",
+        alt="No word attends to a later one: every cell above the diagonal is masked (hatched, as the key at the top "
+        f"right says). Causal attention weights of the six words of '{' '.join(words)}'; the first word puts all its "
+        "weight on itself.",
         name="10_causal_map",
     )
     print("how far each position's output moves when only word 3 ('on') changes:")
@@ -543,9 +544,9 @@ with ac.student_code("MultiHeadAttention"):
     best = [english[j] for j in cross_weights.argmax(-1).tolist()]
     plots.show(
         ax.figure,
-        alt="Cross-attention weights, 4 French words (rows) over 5 English words (columns); "
-        "each French word puts most weight on its translation: "
-        + ", ".join(f"{f} → {e}" for f, e in zip(french, best, strict=True)),
+        alt="Each French word puts most of its weight on its translation: "
+        + ", ".join(f"{f} → {e}" for f, e in zip(french, best, strict=True))
+        + ". Cross-attention weights, 4 French words (rows) over 5 English words (columns).",
         name="10_cross_attention",
     )
     print(f"weights shape {tuple(cross_weights.shape)} (T_q × T_k); row sums {cross_weights.sum(-1).numpy().round(6)}")
@@ -1711,8 +1712,9 @@ with model_code("attend_with_cache"):
             positions, per_step[use_cache], color=plots.color(meaning), lw=2.5, label=f"{label} (median of 9 steps)"
         )
     ax_t.set_ylim(0, 1.3 * per_step[False].max())  # rare interruptions go off the top
+    cut = max(b.max() for b in best.values()) > ax_t.get_ylim()[1]  # then the label says so
     ax_t.set_xlabel("sequence length T after the step")
-    ax_t.set_ylabel("time of one step (ms)")
+    ax_t.set_ylabel("time of one step (ms)\n(light: best of 3 runs" + ("; spikes cut off)" if cut else ")"))
     ax_t.set_title(
         "A recomputing step slows down as the text grows; a cached one far less\n"
         rf"($d_{{\mathrm{{model}}}}$ = {D_MODEL})"

@@ -1675,10 +1675,12 @@ print(
 fig, ax = plt.subplots(figsize=(6.6, 4.4), layout="constrained")
 x = {n_kv: i for i, n_kv in enumerate(uptraining)}
 for n_kv, (before, after) in uptraining.items():
-    for seed_before, seed_after in zip(before, after):
-        ax.plot([x[n_kv] - 0.12, x[n_kv] + 0.12], [seed_before, seed_after], color=plots.color("chance"), lw=0.8)
-    ax.plot([x[n_kv] - 0.12] * len(before), before, "o", mfc="white", color=plots.color("baseline"), ms=8)
-    ax.plot([x[n_kv] + 0.12] * len(after), after, "o", color=plots.color("yours"), ms=8)
+    shift = 0.08 * (np.arange(len(before)) - (len(before) - 1) / 2)  # one column per seed: equal losses stay apart
+    for dx, seed_before, seed_after in zip(shift, before, after):
+        ax.plot([x[n_kv] - 0.2 + dx, x[n_kv] + 0.2 + dx], [seed_before, seed_after], color=plots.color("chance"),
+                lw=0.8)  # fmt: skip
+    ax.plot(x[n_kv] - 0.2 + shift, before, "o", mfc="white", color=plots.color("baseline"), ms=8, ls="none")
+    ax.plot(x[n_kv] + 0.2 + shift, after, "o", color=plots.color("yours"), ms=8, ls="none")
 ax.plot([], [], "o", mfc="white", color=plots.color("baseline"), label="right after mean-pooling")
 ax.plot([], [], "o", color=plots.color("yours"), label=f"after {UPTRAIN_STEPS} steps of uptraining")
 labels = [
