@@ -1029,7 +1029,13 @@ ax_T.xaxis.set_minor_locator(plt.NullLocator())
 ax_T.set_xlabel("sequence length $T$")
 ax_T.set_ylabel("wall time (ms, log)")
 ax_T.set_title(f"(a) $d$ = {d_par}: the RNN grows ∝ $T$,\nfar above one product with its arithmetic")
-ax_T.set_ylim(bottom=ax_T.get_ylim()[0] / 10)  # room below the curves for the legend, off the data points
+# Every power of ten from a decade under the fastest time (room for the legend, off the data points) to one over
+# the slowest, each labelled: however fast this machine is, times that cross 1 ms show labels on both sides of it.
+times_ms = np.concatenate(list(seconds.values())) * 1e3
+decades = 10.0 ** np.arange(np.floor(np.log10(times_ms.min() / 10)), np.ceil(np.log10(times_ms.max() * 1.5)) + 1)
+ax_T.set_ylim(decades[0], decades[-1])
+ax_T.set_yticks(decades, [f"{v:g}" for v in decades])
+ax_T.yaxis.set_minor_formatter(plt.NullFormatter())
 ax_T.legend(loc="lower right", ncol=2, fontsize=9)
 for (name, us), marker in zip(step_us.items(), "ov"):
     ax_d.loglog(d_list, us, marker + "-", ms=4, color=plots.color("rnn"), ls="-" if marker == "o" else "--", label=name)
