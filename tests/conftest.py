@@ -1,5 +1,5 @@
 import pytest
-from harness import LESSONS
+from harness import LESSONS, MAKE_TEST_KEEPS
 
 
 @pytest.fixture(scope="session")  # not module: xdist may interleave modules on a worker
@@ -30,6 +30,11 @@ LONG_GROUPS = ["grading", "browser", "hub", "readme", "grading-alone", "bundle",
 
 
 def pytest_collection_modifyitems(items):
+    for item in items:  # the cases `make test` leaves to `make test-full`
+        keeps = MAKE_TEST_KEEPS.get(getattr(item, "originalname", item.name))
+        if keeps is not None and getattr(getattr(item, "callspec", None), "id", None) not in keeps:
+            item.add_marker(pytest.mark.full)
+
     def rank(item):
         mark = item.get_closest_marker("xdist_group")
         group = (mark.args or [mark.kwargs.get("name")])[0] if mark else None

@@ -236,7 +236,8 @@ def test_figures_reach_every_reader_in_jupyterlab_and_html(solved, reading_lab, 
         page.page.screenshot(path=str(ARTIFACTS / f"{solved.lesson}_read_1280.png"))
         page.page.set_viewport_size({"width": 1024, "height": 768})  # a small laptop: shrunk, but never below 8 pt
         page.page.wait_for_timeout(500)
-        small_1024 = [(alt[:50], round(r, 2), round(pt, 1)) for alt, r, pt in shown_images(page.page) if pt < LEAST_SHOWN_PT - SHOWN_PT_SLACK]
+        least = LEAST_SHOWN_PT - SHOWN_PT_SLACK
+        small_1024 = [(alt[:50], round(r, 2), round(pt, 1)) for alt, r, pt in shown_images(page.page) if pt < least]
         page.page.screenshot(path=str(ARTIFACTS / f"{solved.lesson}_read_1024.png"))
     finally:
         page.close()

@@ -27,6 +27,7 @@ RUN, DRY = "run", "dry-run"
 HOW = {
     "make lab": DRY,
     "make test": DRY,
+    "make test-full": DRY,
     "make release": RUN,
     f"make validate NB=notebooks/{LESSON}/{LESSON}.ipynb": RUN,
     f"make run NB=notebooks/{LESSON}/{LESSON}.ipynb": DRY,  # the bundle's same recipe runs for real in test_bundle
