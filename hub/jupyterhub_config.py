@@ -4,7 +4,7 @@ Who is in the class: hub/class.toml. Everything the hub writes (its database, th
 nbgrader exchange) goes under HUB_STATE (default .hub/ in the repository, git-ignored).
 
 Environment:
-    HUB_PORT        port on 127.0.0.1 (default 8000)
+    HUB_PORT        port on 127.0.0.1 (default 8000); the hub's API and the proxy's take the next two
     HUB_STATE       state folder (default <repo>/.hub)
     HUB_PASSWORD    the class's shared password (at least 8 characters; make hub makes one and prints it)
     HUB_ADMIN_PASSWORD  the instructors' password (at least 32 characters, not HUB_PASSWORD)
@@ -52,6 +52,10 @@ EXCHANGE.chmod(0o1777)  # nbgrader's exchange: writable by all, sticky
 c.JupyterHub.ip = "127.0.0.1"
 c.JupyterHub.port = int(os.environ.get("HUB_PORT", "8000"))
 c.JupyterHub.hub_ip = "127.0.0.1"
+# The hub's and the proxy's own APIs on the two ports after HUB_PORT (JupyterHub's fixed 8081 and 8001 would make a
+# second hub on this machine, such as a test's, talk to the first one's proxy).
+c.JupyterHub.hub_port = c.JupyterHub.port + 1
+c.ConfigurableHTTPProxy.api_url = f"http://127.0.0.1:{c.JupyterHub.port + 2}"
 c.JupyterHub.db_url = f"sqlite:///{STATE / 'jupyterhub.sqlite'}"
 c.JupyterHub.cookie_secret_file = str(STATE / "jupyterhub_cookie_secret")
 c.JupyterHub.pid_file = str(STATE / "jupyterhub.pid")
@@ -146,7 +150,7 @@ Your lessons come from your instructor through nbgrader: open the menu **Nbgrade
 3. When you are done, save, then **Submit** in the Assignment List. You can submit again until the deadline:
    the latest submission is graded.
 4. After grading, **Fetch Feedback** there, then **(view feedback)** beside your submission: your page opens in
-   a tab. It is kept in the lesson's `feedback/` folder.
+   a browser tab. It is kept in the lesson's `feedback/` folder.
 """
 
 

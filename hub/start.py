@@ -55,7 +55,7 @@ def main():
         f"JupyterHub for {cls['course_id']} at http://127.0.0.1:{port}/\n"
         f"  students {', '.join(cls['students'])}: password {student}\n"
         f"  instructors {', '.join(cls['instructors'])}: password {instructor}\n"
-        f"  formgrader: open http://127.0.0.1:{port}/user/<instructor>/formgrader in its own tab\n"
+        f"  formgrader: open http://127.0.0.1:{port}/user/{cls['instructors'][0]}/formgrader in its own tab\n"
         f"  state (homes, exchange, hub database): {STATE}",
         flush=True,
     )

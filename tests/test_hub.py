@@ -265,15 +265,20 @@ def fetch_feedback(chromium, hub, student, totals, hidden):
 
 
 def view_feedback_from_the_assignment_list(page, hub):
-    """ada's Assignment List: "(view feedback)" opens her feedback page in a tab of its own
-    (tools/student/labextension), not only its folder in the file browser."""
+    """ada's Assignment List: "(view feedback)" opens her feedback page in a browser tab of its own
+    (tools/student/labextension), not only its folder in the file browser, and its links to each question work."""
     page.goto(f"{hub.url}user/ada/lab")
     page.locator(".lm-MenuBar-itemLabel", has_text="Nbgrader").first.click(timeout=90_000)
     page.locator(".lm-Menu-content .lm-Menu-itemLabel", has_text="Assignment List").first.click()
-    page.get_by_text("(view feedback)").first.click(timeout=60_000)
-    page.locator(".lm-TabBar-tab", has_text=f"{LESSON}.html").first.wait_for(state="visible", timeout=60_000)
-    page.frame_locator(".jp-HTMLViewer iframe").get_by_text("your feedback").first.wait_for(timeout=30_000)
-    page.screenshot(path=str(ARTIFACTS / "hub_ada_view_feedback.png"))
+    with page.context.expect_page(timeout=60_000) as opened:
+        page.get_by_text("(view feedback)").first.click(timeout=60_000)
+    feedback = opened.value
+    feedback.get_by_text("your feedback").first.wait_for(timeout=60_000)
+    feedback.get_by_role("link", name=re.compile(r"Q\d+ — free answer")).first.click()
+    feedback.wait_for_url(re.compile(r"#"), timeout=30_000)
+    assert feedback.get_by_text("your feedback").first.is_visible(), "a question's link leaves the feedback page"
+    feedback.screenshot(path=str(ARTIFACTS / "hub_ada_view_feedback.png"))
+    feedback.close()
 
 
 def hidden_test_lines():

@@ -1,6 +1,7 @@
 // "(view feedback)" in nbgrader's Assignment List runs `filebrowser:go-to-path` on the feedback folder
-// (<lesson>/feedback/<timestamp>), which only moves the file browser. This plugin watches for that command and
-// opens each feedback page in the folder as a JupyterLab tab (the HTML viewer; the page is static, maths as MathML).
+// (<lesson>/feedback/<timestamp>), which only moves the file browser. This plugin watches for that command and opens
+// the feedback page in a browser tab of its own, served by the student's server as the static page it is (its maths
+// is MathML; its links to each question work there, and not inside JupyterLab's sandboxed HTML viewer).
 //
 // A JupyterLab federated extension written by hand, without a build: it imports no shared module (it only uses the
 // application object every plugin is given), so the container shares nothing and `get` returns the module at once.
@@ -8,16 +9,26 @@
   "use strict";
   const FEEDBACK_FOLDER = /(^|\/)feedback\/[^/]+\/?$/;
 
+  function filesUrl(path) {
+    const config = JSON.parse(document.getElementById("jupyter-config-data").textContent);
+    return config.baseUrl + "files/" + path.split("/").map(encodeURIComponent).join("/");
+  }
+
   function openFeedback(app, folder) {
+    // The tab is opened now, while the click still counts as the student's (a browser blocks a later pop-up),
+    // and pointed at the page once the folder is listed.
+    const tab = window.open("about:blank", "_blank");
     return app.serviceManager.contents.get(folder, { content: true }).then(function (listing) {
-      const pages = (listing.content || []).filter(function (item) {
+      const page = (listing.content || []).find(function (item) {
         return item.type === "file" && /\.html$/.test(item.name);
       });
-      return Promise.all(
-        pages.map(function (page) {
-          return app.commands.execute("docmanager:open", { path: page.path, factory: "HTML Viewer" });
-        })
-      );
+      if (!page) {
+        return tab && tab.close();
+      }
+      if (!tab) {  // pop-ups blocked: the page in JupyterLab's HTML viewer instead
+        return app.commands.execute("docmanager:open", { path: page.path, factory: "HTML Viewer" });
+      }
+      tab.location.href = filesUrl(page.path);
     });
   }
 
