@@ -597,7 +597,7 @@ def test_grading_as_an_unprivileged_user(tmp_path_factory):
 @pytest.mark.skipif(
     os.environ.get("ATTENTION_COURSE_PRUNE_ALL") != "1",
     reason="6 minutes on 2 cores: run with ATTENTION_COURSE_PRUNE_ALL=1 (before a release); lesson 01's catalog is "
-    "proven pruned = full in every make test (tests/test_prune_equivalence.py)",
+    "proven pruned = full (tests/test_prune_equivalence.py: two rounds in make test, all in make test-full)",
 )
 def test_every_cell_executed_gives_the_same_rows(batch, tmp_path):
     """Pruning (autograde/prune.py) changes no row of the hostile batch: graded again with --full (every cell

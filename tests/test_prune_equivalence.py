@@ -4,7 +4,8 @@ reads for partial credit), so the same points per question.
 
 * every wrong and every right variant of every lesson's catalog (tests/catalogs/), pruned vs full (slow tier): the
   variants are played in rounds, round k answering each exercise with its k-th variant, so a lesson costs
-  (most variants of one exercise) notebook runs each way instead of one per variant;
+  (most variants of one exercise) notebook runs each way instead of one per variant; `make test` plays the first
+  two rounds (each exercise's first wrong and first right variant), `make test-full` all of them;
 * the analysis's edges, on small notebooks (a helper the student defined in an experiment cell and used in an
   answer; an experiment that consumes the global random generator before a test that relies on it; an answer that
   reads what an experiment computed).
@@ -56,15 +57,21 @@ def same_both_ways(nb, release, path):
 # --- every lesson's catalog (slow) ----------------------------------------------------------------------------
 
 
-def rounds(lesson):
-    """Notebooks: the solution with, in round k, every exercise answered with its k-th wrong (then right) variant."""
+FIRST_ROUNDS = 2  # `make test`: each exercise's first wrong and first right variant; `make test-full`: the rest too
+
+
+def rounds(lesson, part):
+    """Notebooks: the solution with, in round k, every exercise answered with its k-th variant, in the order first
+    wrong, first right, then the other wrong and right ones; `part` "first" gives rounds 0 and 1, "rest" the others."""
     solution, catalog = read(solution_path(lesson)), load_catalog(lesson)
     variants = {}
     for answer, _, _ in exercises(solution):
         entry = catalog.get(grade_id(answer), {})
         wrong = [source for source, _ in entry.get("wrong", {}).values()]
-        variants[grade_id(answer)] = wrong + list(entry.get("right", {}).values())
-    for k in range(max((len(v) for v in variants.values()), default=0)):
+        right = list(entry.get("right", {}).values())
+        variants[grade_id(answer)] = wrong[:1] + right[:1] + wrong[1:] + right[1:]
+    count = max((len(v) for v in variants.values()), default=0)
+    for k in range(FIRST_ROUNDS) if part == "first" else range(FIRST_ROUNDS, count):
         nb = copy.deepcopy(solution)
         for cell in nb.cells:
             chosen = variants.get(grade_id(cell)) if cell.cell_type == "code" else None
@@ -74,18 +81,20 @@ def rounds(lesson):
 
 
 # Every lesson's catalog takes about an hour on 2 cores (lessons 10 and 11: 17 and 12 minutes): `make test` proves it
-# on lesson 01, the lesson the grading tests use; ATTENTION_COURSE_PRUNE_ALL=1 runs all 12 (before a release).
+# on lesson 01's first two rounds, `make test-full` on all of lesson 01's (the lesson the grading tests use);
+# ATTENTION_COURSE_PRUNE_ALL=1 runs all 12 lessons (before a release).
 PRUNE_LESSONS = [
     p for p in lesson_params() if os.environ.get("ATTENTION_COURSE_PRUNE_ALL") == "1" or p.id == "01_why_attention"
 ]
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize("part", ["first", "rest"])
 @pytest.mark.parametrize("lesson", PRUNE_LESSONS)
-def test_every_catalog_variant_gets_the_same_points_pruned_and_full(lesson):
+def test_every_catalog_variant_gets_the_same_points_pruned_and_full(lesson, part):
     release = prune.release_fingerprints(read(student_path(lesson)))
     path = student_path(lesson).parent
-    for k, nb in rounds(lesson):
+    for k, nb in rounds(lesson, part):
         full, plan = same_both_ways(nb, release, path)
         assert full, f"{lesson} round {k}: no test cell ran"
 
