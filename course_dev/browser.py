@@ -375,8 +375,6 @@ AXE_SCRIPT = ROOT / "tests" / "browser_deps" / "node_modules" / "axe-core" / "ax
 # explorers, printouts). JupyterLab's own chrome (menus, toolbars, prompts, code editors, the file browser) is not
 # ours to fix and is left out.
 COURSE_OUTPUT = [[".jp-Notebook .jp-MarkdownOutput"], [".jp-Notebook .jp-OutputArea"]]
-SERIOUS = ("serious", "critical")
-
 # Every image in the course's output: its alt text, the width it is shown at, the width it was made for (the
 # width attribute: figures are drawn at twice that density) and the smallest text size it carries, in points.
 IMAGES_JS = """scope => Array.from(document.querySelectorAll(scope + ' img')).map(i => ({
@@ -385,17 +383,16 @@ IMAGES_JS = """scope => Array.from(document.querySelectorAll(scope + ' img')).ma
 
 
 def axe_violations(page, include=COURSE_OUTPUT):
-    """Serious and critical accessibility violations that axe-core finds in `include` (CSS selector lists)."""
+    """The accessibility violations axe-core finds in `include` (CSS selector lists), of any impact (minor too)."""
     if not AXE_SCRIPT.is_file():
         raise RuntimeError(f"{AXE_SCRIPT} is missing: `make test` installs it (tests/browser_deps/package.json)")
     if not page.evaluate("() => typeof axe !== 'undefined'"):
         page.add_script_tag(path=str(AXE_SCRIPT))
-    found = page.evaluate(
+    return page.evaluate(
         """async include => (await axe.run({include}, {resultTypes: ['violations']})).violations.map(v => ({
              id: v.id, impact: v.impact, help: v.help, nodes: v.nodes.slice(0, 3).map(n => n.html.slice(0, 200))}))""",
         include,
     )
-    return [v for v in found if v["impact"] in SERIOUS]
 
 
 def shown_images(page, scope=".jp-Notebook .jp-OutputArea-output"):

@@ -332,7 +332,7 @@ class ExplorerDriver:
         what its label shows (a readout's rounded value, a choice's option: never its position nor 1.0000000000000002),
         a readout is a text box "<label>, type a value", a typing box "<label>, or type a value", a drop-down or text
         box is named by its label. Every track is at least 150 px wide; the figure is shown at its size with its
-        caption, the alt text's first sentence; axe finds nothing serious."""
+        caption, the alt text's first sentence; axe finds no violation."""
         for control in self.controls():
             kind, label, name = control["kind"], control["label"], control["name"]
             assert control["role"] in {"handle": ("slider",), "select": ("combobox", "listbox")}.get(kind, ("textbox",))

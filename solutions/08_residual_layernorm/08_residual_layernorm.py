@@ -431,7 +431,7 @@ checks.passed("feed_forward")
 # A Transformer encoder block has two sublayers — multi-head self-attention, then the feed-forward network
 # — each wrapped in a residual connection and a layer norm. There are two ways to place the norm:
 #
-# | | attention sublayer | feed-forward sublayer |
+# | placement | attention sublayer | feed-forward sublayer |
 # |---|---|---|
 # | **post-LN** (the original Transformer) | $x \leftarrow \mathrm{LN}_1\big(x + \mathrm{MHA}(x)\big)$ | $x \leftarrow \mathrm{LN}_2\big(x + \mathrm{FFN}(x)\big)$ |
 # | **pre-LN** (GPT-2 and most recent models) | $x \leftarrow x + \mathrm{MHA}\big(\mathrm{LN}_1(x)\big)$ | $x \leftarrow x + \mathrm{FFN}\big(\mathrm{LN}_2(x)\big)$ |
