@@ -16,7 +16,8 @@ import pytest
 from conftest import lesson_params
 from harness import copy_course, grade_id, load_catalog, read, solution_path
 
-from autograde.cells import is_manual, is_solution, is_test, points, with_answers
+from autograde.cells import is_manual, is_solution, is_test, points
+from course_dev.course import submission
 
 pytestmark = pytest.mark.slow
 CAP = 300  # wall-clock seconds per notebook: the later lessons run longer, and the machine may be busy
@@ -35,8 +36,10 @@ def _first_code_exercise(lesson):
     raise AssertionError(f"{lesson}: no code exercise with a right and a wrong catalog variant")
 
 
-def _submission(released, solution, gid, source):
-    nb = with_answers(released, solution, {grade_id(c) for c in solution.cells if is_solution(c) and not is_manual(c)})
+def _submission(lesson, released, gid, source):
+    """The release with every automatically graded answer of the solution, and `source` as exercise `gid`'s."""
+    answered = {grade_id(c) for c in read(solution_path(lesson)).cells if is_solution(c) and not is_manual(c)}
+    nb = submission(lesson, answered, released=released)
     next(c for c in nb.cells if grade_id(c) == gid).source = source
     return nb
 
@@ -45,12 +48,12 @@ def _submission(released, solution, gid, source):
 def test_the_grader_grades_the_lesson(lesson, tmp_path):
     extra = ("autograde", f"notebooks/{lesson}", "notebooks/.release_cells.json")  # a fresh clone's, no gradebook
     course = copy_course(tmp_path / "course", [lesson], extra=extra)
-    solution, released = read(solution_path(lesson)), read(course / "notebooks" / lesson / f"{lesson}.ipynb")
+    solution, released = read(solution_path(lesson)), course / "notebooks" / lesson / f"{lesson}.ipynb"
     gid, right, wrong = _first_code_exercise(lesson)
     downloads = tmp_path / "downloads"
     downloads.mkdir()
     for student, source in (("right", right), ("wrong", wrong)):
-        nbformat.write(_submission(released, solution, gid, source), str(downloads / f"{student}_{lesson}.ipynb"))
+        nbformat.write(_submission(lesson, released, gid, source), str(downloads / f"{student}_{lesson}.ipynb"))
 
     command = [sys.executable, "-m", "autograde", lesson, str(downloads), "--workers", "1", "--timeout", str(CAP)]
     result = subprocess.run([*command, "--quiet"], cwd=course, capture_output=True, text=True)
