@@ -7,7 +7,9 @@
 // application object every plugin is given), so the container shares nothing and `get` returns the module at once.
 (function () {
   "use strict";
-  const FEEDBACK_FOLDER = /(^|\/)feedback\/[^/]+\/?$/;
+  // nbgrader's fetched feedback: <lesson>/feedback/<timestamp of the submission>, e.g. "2026-12-02 14:01:52.733390 UTC"
+  // (not the instructor's grading/feedback/<student>, which a folder link in the formgrader may open)
+  const FEEDBACK_FOLDER = /(^|\/)feedback\/\d{4}-\d{2}-\d{2}[^/]*\/?$/;
 
   function filesUrl(path) {
     const config = JSON.parse(document.getElementById("jupyter-config-data").textContent);
