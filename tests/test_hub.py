@@ -414,7 +414,8 @@ def test_hub_sets_up_each_users_server(tmp_path):
 def test_no_news_question_in_jupyterlab(tmp_path):
     """JupyterLab asks "Would you like to get notified about official Jupyter news?" while its setting fetchNews is
     "none", whatever LabApp.news_url says. The servers this .venv runs (make lab, make formgrader, every hub user's)
-    report "false" as its default (the overrides `make venv` and the hub install; the bundle ships them too)."""
+    report "false" as its default (the overrides `make venv` and the hub install; the bundle ships them too), and
+    open Markdown files rendered."""
     from jupyterlab.labapp import LabApp
     from jupyterlab_server.settings_utils import _get_overrides, get_settings
 
@@ -431,6 +432,15 @@ def test_no_news_question_in_jupyterlab(tmp_path):
         labextensions_path=app.labextensions_path,
     )
     assert reported["schema"]["properties"]["fetchNews"]["default"] == "false", reported["schema"]["properties"]
+    viewers, _ = get_settings(
+        app.app_settings_dir,
+        app.schemas_dir,
+        str(tmp_path / "user-settings"),
+        schema_name="@jupyterlab/docmanager-extension:plugin",
+        overrides=overrides,
+        labextensions_path=app.labextensions_path,
+    )  # START_HERE.md, a student's first page, opens rendered
+    assert viewers["schema"]["properties"]["defaultViewers"]["default"] == {"markdown": "Markdown Preview"}
 
 
 def test_instructor_terminal_starts_in_the_course_with_the_default_state_folder(tmp_path):
