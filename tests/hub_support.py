@@ -157,14 +157,15 @@ class ClassHub:
         self.log.close()
 
     def leftovers(self):
-        """Processes still running from this hub: its proxy and user servers (they mention the state folder)."""
-        found = []
-        for proc in psutil.process_iter(["cmdline", "environ"]):
+        """Processes still running from this hub: its proxy (its command line names the state folder) and user
+        servers (they run in a home under the state folder and call the hub's API, on the port after HUB_PORT)."""
+        api, state, found = f"http://127.0.0.1:{self.port + 1}/hub/api", str(self.state), []
+        for proc in psutil.process_iter(["cmdline", "environ", "cwd"]):
             try:
-                text = " ".join(proc.info["cmdline"] or []) + " " + (proc.info["environ"] or {}).get("HUB_STATE", "")
-                if str(self.state) in text or (proc.info["environ"] or {}).get("JUPYTERHUB_API_URL", "").endswith(
-                    f":{self.port}/hub/api"
-                ):
+                environ = proc.info["environ"] or {}
+                text = " ".join(proc.info["cmdline"] or []) + " " + environ.get("HUB_STATE", "")
+                in_home = (proc.info["cwd"] or "").startswith(state)
+                if state in text or environ.get("JUPYTERHUB_API_URL") == api or in_home:
                     found.append(proc)
             except (psutil.NoSuchProcess, psutil.AccessDenied):
                 pass
