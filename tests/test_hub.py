@@ -423,24 +423,21 @@ def test_no_news_question_in_jupyterlab(tmp_path):
     app = LabApp()
     overrides, error = _get_overrides(app.app_settings_dir)
     assert not error, error
-    reported, _ = get_settings(
-        app.app_settings_dir,
-        app.schemas_dir,
-        str(tmp_path / "user-settings"),
-        schema_name="@jupyterlab/apputils-extension:notification",
-        overrides=overrides,
-        labextensions_path=app.labextensions_path,
-    )
-    assert reported["schema"]["properties"]["fetchNews"]["default"] == "false", reported["schema"]["properties"]
-    viewers, _ = get_settings(
-        app.app_settings_dir,
-        app.schemas_dir,
-        str(tmp_path / "user-settings"),
-        schema_name="@jupyterlab/docmanager-extension:plugin",
-        overrides=overrides,
-        labextensions_path=app.labextensions_path,
-    )  # START_HERE.md, a student's first page, opens rendered
-    assert viewers["schema"]["properties"]["defaultViewers"]["default"] == {"markdown": "Markdown Preview"}
+
+    def defaults(plugin):  # the plugin's settings' defaults, as this JupyterLab reports them to the page
+        reported, _ = get_settings(
+            app.app_settings_dir,
+            app.schemas_dir,
+            str(tmp_path / "user-settings"),
+            schema_name=plugin,
+            overrides=overrides,
+            labextensions_path=app.labextensions_path,
+        )
+        return {name: spec.get("default") for name, spec in reported["schema"]["properties"].items()}
+
+    assert defaults("@jupyterlab/apputils-extension:notification")["fetchNews"] == "false"
+    # START_HERE.md, a student's first page, opens rendered
+    assert defaults("@jupyterlab/docmanager-extension:plugin")["defaultViewers"] == {"markdown": "Markdown Preview"}
 
 
 def test_instructor_terminal_starts_in_the_course_with_the_default_state_folder(tmp_path):
