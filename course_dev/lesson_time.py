@@ -4,7 +4,9 @@ One measure for every lesson, calibrated on a student who did the whole course a
 the prose is read at READ_WPM words a minute (SKIM_WPM where the lesson's minimal path says to skim a section),
 each exercise point takes EXERCISE_MIN_PER_POINT minutes and each quiz point QUIZ_MIN_PER_POINT. Code cells are
 run, not read. A lesson's `lesson.toml` may name the sections its minimal path skips (`skip_sections`: optional,
-0-point sections) and skims (`skim_sections`). The lesson's header states both times; tests check they agree.
+0-point sections) and skims (`skim_sections`); a markdown cell whose text (after its headings) opens with
+FIRST_PASS_SKIM is skimmed too, and the student sees that mark where it applies. The lesson's header states both
+times; tests check they agree.
 
     python -m course_dev.lesson_time          # the table, in minutes
 """
@@ -21,8 +23,11 @@ SKIM_WPM = 450  # a section the minimal path says to skim: headings, figures, th
 EXERCISE_MIN_PER_POINT = 4  # writing and debugging code until the visible checks pass
 QUIZ_MIN_PER_POINT = 1.5  # reading a question and its choices, or writing a short answer
 LIMIT_MIN = 90  # no lesson's minimal path may take longer (issue 32)
+FIRST_PASS_SKIM = "*Skim on a first pass.*"  # opens a demonstration's prose that the minimal path skims
 
 _SECTION = re.compile(r"^## +(\d+)\.", re.M)
+_HTML_COMMENT = re.compile(r"<!--.*?-->", re.S)
+_HEADINGS = re.compile(r"\A(#+ .*\n\s*)*")
 _WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9'’-]*")
 
 
@@ -32,30 +37,47 @@ class LessonTime:
     full: int
 
 
+@dataclass
+class _Section:
+    words: int = 0  # prose to read
+    skim_words: int = 0  # prose in cells marked FIRST_PASS_SKIM
+    exercise: int = 0  # points
+    quiz: int = 0
+
+
 def _sections(nb):
-    """(section number as text, words of its prose, exercise points, quiz points) for each section, in order;
-    "0" is everything before the first numbered section (title, goals, "you need")."""
+    """A _Section for each numbered section, keyed by its number as text; "0" is everything before the first
+    numbered section (title, goals, "you need")."""
     counts, section = {}, "0"
     for cell in nb.cells:
         if cell.cell_type == "markdown" and (match := _SECTION.search(cell.source)):
             section = match[1]
-        words, exercise, quiz = counts.get(section, (0, 0, 0))
+        count = counts.setdefault(section, _Section())
         grading = cell.metadata.get("nbgrader", {})
         points = grading.get("points", 0) if grading.get("grade") else 0
-        is_quiz = str(grading.get("grade_id", "")).startswith("quiz")
+        if str(grading.get("grade_id", "")).startswith("quiz"):
+            count.quiz += points
+        else:
+            count.exercise += points
         if cell.cell_type == "markdown" and not grading.get("solution"):
-            words += len(_WORD.findall(cell.source))
-        counts[section] = (words, exercise + (0 if is_quiz else points), quiz + (points if is_quiz else 0))
+            words = len(_WORD.findall(_HTML_COMMENT.sub(" ", cell.source)))  # a comment is not shown
+            if _HEADINGS.sub("", cell.source).startswith(FIRST_PASS_SKIM):
+                count.skim_words += words
+            else:
+                count.words += words
     return counts
 
 
-def _minutes(counts, skip=(), skim=()):
+def _minutes(counts, skip=(), skim=(), first_pass=False):
+    """Minutes for the sections not skipped; on a first pass (the minimal path) marked cells are skimmed."""
     total = 0.0
-    for section, (words, exercise, quiz) in counts.items():
-        if section in skip:
+    for number, section in counts.items():
+        if number in skip:
             continue
-        total += words / (SKIM_WPM if section in skim else READ_WPM)
-        total += EXERCISE_MIN_PER_POINT * exercise + QUIZ_MIN_PER_POINT * quiz
+        skimmed = section.skim_words if first_pass else 0
+        total += (section.words + section.skim_words - skimmed) / (SKIM_WPM if number in skim else READ_WPM)
+        total += skimmed / SKIM_WPM
+        total += EXERCISE_MIN_PER_POINT * section.exercise + QUIZ_MIN_PER_POINT * section.quiz
     return int(5 * round(total / 5))
 
 
@@ -65,7 +87,7 @@ def lesson_time(lesson):
     meta = lesson_meta(lesson)
     skip = {str(s) for s in meta.get("skip_sections", ())}
     skim = {str(s) for s in meta.get("skim_sections", ())}
-    return LessonTime(minimal=_minutes(counts, skip, skim), full=_minutes(counts))
+    return LessonTime(minimal=_minutes(counts, skip, skim, first_pass=True), full=_minutes(counts))
 
 
 def main():

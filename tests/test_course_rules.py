@@ -60,10 +60,6 @@ def test_readme_lists_every_lesson():
     assert not missing, f"README's lesson table has no row for {missing}"
 
 
-# lessons whose minimal path is over the course's limit, and why (README, "Lessons" says so too)
-OVER_THE_TIME_LIMIT = {"10_causal_decoder": "four exercises of 14 points; the model it trains uses all four"}
-
-
 @pytest.mark.parametrize("lesson", lessons())
 def test_lesson_states_its_counted_time(lesson):
     """The header, the README's table and the minimal-path box state the time course_dev.lesson_time counts."""
@@ -77,7 +73,7 @@ def test_lesson_states_its_counted_time(lesson):
     if time.minimal != time.full:
         box = f"**Minimal path: about {time.minimal} minutes** (the whole lesson: about {time.full}"
         assert box in source_path(lesson).read_text(), f"{lesson}: its minimal-path box should open with '{box}'"
-    assert time.minimal <= LIMIT_MIN or lesson in OVER_THE_TIME_LIMIT, f"{lesson}: minimal path {time.minimal} min"
+    assert time.minimal <= LIMIT_MIN, f"{lesson}: minimal path {time.minimal} min, over the course's {LIMIT_MIN}"
 
 
 def test_code_is_linted_and_formatted():

@@ -16,46 +16,35 @@
 # %% [markdown]
 # # Lesson 10 — A causal decoder: generating text
 #
-# **Attention, from the dot product up** · lesson 10 · about 115 minutes (minimal path: about 105)
+# **Attention, from the dot product up** · lesson 10 · about 100 minutes (minimal path: about 90)
 #
-# Lessons 1–9 built an **encoder**: every token looks at every other token, and the model labels
-# what it reads. A **language model** does something else: it reads a text from left to right and,
-# at every position, predicts the *next* token; to write, it picks a token, appends it and predicts
-# again. In this lesson your attention becomes a **decoder** that writes: a causal mask so that no
-# position ever sees the future, cross-attention (how a decoder reads an encoder's output), a small
-# character-level language model trained on nursery rhymes in seconds, three ways of choosing the
-# next character (greedy, temperature, top-k), and the **KV cache** that makes writing fast.
+# Lessons 1–9 built an **encoder**, which labels what it reads. A **language model** reads left to right and
+# predicts the *next* token; to write, it picks one, appends it and predicts again. Here your attention becomes
+# such a **decoder**, trained on nursery rhymes in seconds.
 #
 # **Learning goals.** By the end you can
-# 1. explain why training every position at once needs a **causal mask**, and build it (also when the queries
-#    are only the newest tokens);
-# 2. extend your multi-head attention to **cross-attention** and say where the encoder–decoder Transformer
-#    uses it;
-# 3. train a decoder-only language model and compare it with simple baselines on rhymes it never saw;
-# 4. choose the next token with a **temperature** and **top-k**, or greedily;
-# 5. implement a **KV cache**, show that it gives the same outputs as recomputing everything, and measure
-#    what it saves.
+# 1. explain why training every position at once needs a **causal mask**, and build it;
+# 2. extend your multi-head attention to **cross-attention** and say where the Transformer uses it;
+# 3. train a decoder-only language model and compare it with baselines on unseen rhymes;
+# 4. choose the next token greedily or with a **temperature** and **top-k**;
+# 5. implement a **KV cache**, show it changes no output, and measure what it saves.
 #
-# > **Minimal path: about 105 minutes** (the whole lesson: about 115; both counted the course's one way: README,
-# > "Lessons"). Do the graded exercises 10.1–10.4 (sections 1, 2, 4 and 5) and the quiz (section 9), and run
-# > every cell from the top: section 3 trains the model that the later sections use. On a first pass, skip the
-# > prose of the demonstrations: the lesson-4 demo and "A trap in PyTorch" (section 1), the lesson-6 comparison
-# > and the hand-built cross-attention map (section 2), section 3 except its two paragraphs on the results, the
-# > demos after exercise 10.3, the float64 comparison and "A limit of this model" (section 5), and the explorer
-# > (section 6). In section 7, read the table and "What the measurement shows": Q8 needs them.
+# > **Minimal path: about 90 minutes** (the whole lesson: about 100; counted as README, "Lessons", says). Do
+# > exercises 10.1–10.4 and the quiz, run every cell from the top, and skim section 6 and the parts marked
+# > *Skim on a first pass*.
 #
 # **You need:**
 #
 # | what | from lesson |
 # |---|---|
 # | softmax, temperature, boolean masks (**True = may attend**), `scaled_dot_product_attention` | 4 |
-# | the `MultiHeadAttention` module with `W_q`, `W_k`, `W_v`, `W_o`; `load_from_torch`; `nn.MultiheadAttention`'s opposite mask convention | 6 |
-# | positions added to token embeddings (here: a learned table, one of the options of lesson 7) | 7 |
+# | the `MultiHeadAttention` module; `load_from_torch`; `nn.MultiheadAttention`'s opposite mask convention | 6 |
+# | positions added to token embeddings (here a learned table) | 7 |
 # | residual connections and layer norm; the pre-LN block | 8 |
 # | token embeddings, an output head, cross-entropy training with Adam | 9 |
 #
-# Demonstrations load **your own** code from lessons 4 and 6 when those notebooks are next to this one and
-# finished (never for grading), and PyTorch's otherwise; each says which it uses.
+# Demonstrations use **your own** lesson 4 and 6 code when those notebooks are next to this one and finished
+# (never for grading), PyTorch's otherwise.
 
 # %%
 import contextlib
@@ -88,37 +77,32 @@ ac.setup()
 # $$p(x_0, \dots, x_{T-1}) = p(x_0)\; p(x_1 \mid x_0)\; p(x_2 \mid x_0, x_1) \cdots
 #   = \prod_{t=0}^{T-1} p(x_t \mid x_0, \dots, x_{t-1}) .$$
 #
-# So the model only ever has to answer one question: *given the text so far, what comes next?*
-# To **write**, it answers it, picks a token, appends it to the text and asks again.
+# So the model only ever answers one question: *given the text so far, what comes next?*
 #
-# **Training all positions at once.** Feed the model $T$ tokens; its output at position $t$ is a guess
-# for token $t+1$. The targets are the inputs shifted by one, so one forward pass trains $T$
-# predictions:
+# **Training all positions at once.** The output at position $t$ guesses token $t+1$: the targets are the
+# inputs shifted by one, and one forward pass trains $T$ predictions:
 #
 # | position $t$ | 0 | 1 | 2 | 3 |
 # |---|---|---|---|---|
 # | input | `h` | `u` | `m` | `p` |
 # | target (next character) | `u` | `m` | `p` | `t` |
 #
-# This is only fair if the output at position $t$ depends on $x_0, \dots, x_t$ and **nothing later**.
-# In an encoder every query attends to every key, so position 0 could simply read token 1 — the very
-# answer it is asked for. Section 3 measures what a model learns when we allow that. The cure is the
-# **causal mask** of lesson 4: query $i$ may attend to key $j$ only if $j \le i$.
+# This is only fair if the output at position $t$ depends on $x_0, \dots, x_t$ and **nothing later**; in an
+# encoder, position 0 could simply read token 1, the very answer it is asked for (section 3 measures what a
+# model learns then). The cure is lesson 4's **causal mask**: query $i$ may attend to key $j$ only if $j \le i$.
 #
-# **Queries that are only the newest tokens.** While generating (section 5) we will often compute
-# queries for the newest $T_q$ tokens only, against the keys of all $T_k$ tokens so far. Query $i$ is
-# then the token at position $T_k - T_q + i$ and may attend to key $j$ exactly when
-# $j \le T_k - T_q + i$: the allowed region ends at the **bottom-right** corner of the $T_q \times T_k$
-# mask. For $T_q = 2$, $T_k = 5$:
+# **Queries that are only the newest tokens.** While generating (section 5) we compute queries for the newest
+# $T_q$ tokens only, against the keys of all $T_k$ tokens so far. Query $i$ is then the token at position
+# $T_k - T_q + i$ and may attend to key $j$ exactly when $j \le T_k - T_q + i$: the allowed region ends at
+# the **bottom-right** corner. For $T_q = 2$, $T_k = 5$:
 #
 # $$\begin{pmatrix} 1 & 1 & 1 & 1 & 0 \\ 1 & 1 & 1 & 1 & 1 \end{pmatrix}
 # \qquad\text{(query 0 is token 3, query 1 is token 4).}$$
 #
 # ### Exercise 10.1 — the causal mask (2 points)
 #
-# Implement `causal_mask(T_q, T_k=None)`. It returns a **`torch.bool` tensor** of shape `(T_q, T_k)`
-# that is `True` where query $i$ may attend to key $j$ (the course's convention), i.e. where
-# $j \le T_k - T_q + i$. `T_k=None` means $T_k = T_q$ (the usual square mask); you may assume
+# Implement `causal_mask(T_q, T_k=None)`: a **`torch.bool` tensor** of shape `(T_q, T_k)`, `True` where
+# $j \le T_k - T_q + i$ (query $i$ may attend to key $j$). `T_k=None` means $T_k = T_q$; you may assume
 # $T_q \le T_k$.
 #
 # <details><summary>Hint 1: the idea</summary>
@@ -192,6 +176,8 @@ checks.passed("causal_mask")
 
 # %% [markdown]
 # ### Causal self-attention with your lesson-4 function
+#
+# *Skim on a first pass.*
 #
 # The mask goes straight into the `scaled_dot_product_attention(Q, K, V, mask)` you wrote in lesson 4
 # (numpy, `True` = may attend). The next cell loads **your** function from
@@ -271,6 +257,8 @@ with ac.student_code("causal_mask"):
     )
 
 # %% [markdown]
+# *Skim on a first pass.*
+#
 # **A trap in PyTorch.** `F.scaled_dot_product_attention(q, k, v, is_causal=True)` builds its own causal
 # mask, but when $T_q \ne T_k$ it aligns that mask with the **top-left** corner: query $i$ sees keys
 # $0, \dots, i$. That is right for training ($T_q = T_k$) and wrong for the newest-tokens case above.
@@ -301,59 +289,44 @@ with ac.student_code("causal_mask"):
 # %% [markdown]
 # ## 2. Cross-attention: queries from one sequence, keys and values from another
 #
-# Nothing in attention requires the queries and the keys to come from the same text. In
-# **cross-attention** the queries come from one sequence $X_q \in \mathbb{R}^{T_q \times d_{\text{model}}}$
-# and the keys and values from another, $X_{kv} \in \mathbb{R}^{T_k \times d_{\text{model}}}$:
+# In **cross-attention** the queries come from one sequence $X_q \in \mathbb{R}^{T_q \times d_{\text{model}}}$, the keys and values from another,
+# $X_{kv} \in \mathbb{R}^{T_k \times d_{\text{model}}}$:
 #
 # $$Q = X_q W^Q,\quad K = X_{kv} W^K,\quad V = X_{kv} W^V,\qquad
 #   A = \operatorname{softmax}\!\left(\frac{QK^\top}{\sqrt{d_k}}\right) \in \mathbb{R}^{T_q \times T_k},\qquad
 #   \text{output} = A V \in \mathbb{R}^{T_q \times d_v} .$$
 #
-# Row $i$ of $A$ says how query token $i$ spreads its attention over the $T_k$ tokens of the *other*
-# sequence; the weights matrix is no longer square. Self-attention is the special case $X_{kv} = X_q$.
-# With heads, everything of lesson 6 stays: split, attend per head, concatenate, $W^O$.
+# Row $i$ of $A$ spreads query $i$'s attention over the $T_k$ tokens of the *other* sequence, so $A$ is no
+# longer square. Self-attention is the case $X_{kv} = X_q$; heads work as in lesson 6.
 #
-# **Where the encoder–decoder Transformer uses it.** The original Transformer was built for
-# translation. Its **encoder** reads the source sentence with (unmasked) self-attention. Its
-# **decoder** writes the translation, and each decoder block has three sublayers, each with a residual
-# connection and a layer norm:
-# 1. **causal self-attention** over the translation written so far (the mask of section 1);
-# 2. **cross-attention**: queries from the decoder, keys and values from the encoder's final output.
-#    There is no causal mask here — the whole source sentence is known before writing starts (only
-#    padding is masked);
+# **Where the encoder–decoder Transformer uses it.** The original Transformer translates. Its **encoder**
+# reads the source sentence with unmasked self-attention; each block of its **decoder**, which writes the
+# translation, has three sublayers (each with a residual connection and a layer norm):
+# 1. **causal self-attention** over the translation so far (section 1's mask);
+# 2. **cross-attention**: queries from the decoder, keys and values from the encoder's final output, with no
+#    causal mask (the whole source is known before writing starts; only padding is masked);
 # 3. the feed-forward network.
 #
-# Models built this way include translation models, T5 and the speech recogniser Whisper (the encoder
-# reads audio). **Decoder-only** models, such as the GPT family and the model of section 3, drop the
-# encoder and with it sublayer 2: they keep causal self-attention and the feed-forward network.
+# T5 and the speech recogniser Whisper are built this way. **Decoder-only** models, such as GPT and the model
+# of section 3, drop the encoder and sublayer 2.
 #
-# ### Exercise 10.2 — multi-head attention with a `(x_q, x_kv)` form (4 points)
+# ### Exercise 10.2 — multi-head attention with a `(x_q, x_kv)` form (3 points)
 #
-# Grow your lesson-6 module into one that does both. The interface is lesson 6's, plus a second input:
-# * `MultiHeadAttention(d_model, num_heads, bias=True)`; store `self.num_heads` and
-#   `self.d_k = d_model // num_heads`; four attributes `self.W_q`, `self.W_k`, `self.W_v`, `self.W_o`,
-#   each `nn.Linear(d_model, d_model, bias=bias)`, and no other parameters;
-# * `forward(x_q, x_kv=None, mask=None)`: queries from `x_q` `(B, T_q, d_model)`, keys and values from
-#   `x_kv` `(B, T_k, d_model)`; `x_kv=None` means self-attention (`x_kv = x_q`). `mask` is `None` or a
-#   boolean `(T_q, T_k)` tensor, **True = may attend**. Returns `(output, weights)` of shapes
-#   `(B, T_q, d_model)` and `(B, num_heads, T_q, T_k)`.
-#
-# Torch operations only, so that gradients reach every layer and both inputs. Callers pass the mask by
-# name, `mha(x, mask=m)`, because the second positional argument is now `x_kv`. A blocked entry gets weight
-# exactly 0 whatever the allowed scores are: the checks use allowed scores of about $-10^{10}$, far
-# below any "large negative number" you might fill in instead of $-\infty$.
+# Grow your lesson-6 module into one that does both. Its constructor is given: lesson 6's, unchanged (keep it so).
+# Write `forward(x_q, x_kv=None, mask=None)`: queries from `x_q` `(B, T_q, d_model)`, keys and values from
+# `x_kv` `(B, T_k, d_model)`; `x_kv=None` means self-attention. `mask` is `None` or a boolean `(T_q, T_k)`
+# tensor, **True = may attend**. Return `(output, weights)` of shapes `(B, T_q, d_model)` and
+# `(B, num_heads, T_q, T_k)`. Torch operations only, so that gradients reach every layer and both inputs.
+# A blocked entry gets weight exactly 0, even where the allowed scores are about $-10^{10}$.
 #
 # <details><summary>Hint 1: the idea</summary>
 #
-# Only the inputs of the key and value projections change: lesson 6's module computed $Q$, $K$ and $V$ from
-# one sequence; now $Q$ comes from `x_q` and $K$, $V$ from `x_kv`. The split into heads must use each
-# sequence's own length.
+# Only the inputs change: $Q$ from `x_q`, $K$ and $V$ from `x_kv`. Split each into heads with its own length.
 # </details>
 #
 # <details><summary>Hint 2: a first step</summary>
 #
-# `q` has shape `(B, h, T_q, d_k)` and `k`, `v` have `(B, h, T_k, d_k)`, so the scores `q @ k.transpose(-2, -1)`
-# are `(B, h, T_q, T_k)`, the shape of the mask's last two axes.
+# `q` is `(B, h, T_q, d_k)` and `k`, `v` are `(B, h, T_k, d_k)`: the scores are `(B, h, T_q, T_k)`, like the mask.
 # </details>
 #
 # <details><summary>Hint 3: the calls</summary>
@@ -362,9 +335,7 @@ with ac.student_code("causal_mask"):
 # `.transpose(1, 2).reshape(B, T_q, d_model)` merges.
 # </details>
 #
-# `load_from_torch` (from `attention_course.reuse`, as in lesson 6) copies the weights of an `nn.MultiheadAttention`
-# into your module, so that the checks can compare the two. Remember: `nn.MultiheadAttention`'s boolean
-# `attn_mask` means **True = blocked**, the opposite of ours, so it gets `~mask`.
+# The checks compare your module with `nn.MultiheadAttention`, whose `attn_mask` means **True = blocked**.
 
 
 # %%
@@ -376,15 +347,13 @@ class MultiHeadAttention(nn.Module):
     """Multi-head attention: queries from x_q, keys and values from x_kv (self-attention when x_kv is None)."""
 
     def __init__(self, d_model, num_heads, bias=True):
-        super().__init__()
-        ### BEGIN SOLUTION
+        super().__init__()  # given: lesson 6's constructor
         assert d_model % num_heads == 0, "num_heads must divide d_model"
         self.num_heads, self.d_k = num_heads, d_model // num_heads
         self.W_q = nn.Linear(d_model, d_model, bias=bias)
         self.W_k = nn.Linear(d_model, d_model, bias=bias)
         self.W_v = nn.Linear(d_model, d_model, bias=bias)
         self.W_o = nn.Linear(d_model, d_model, bias=bias)
-        ### END SOLUTION
 
     def forward(self, x_q, x_kv=None, mask=None):
         """x_q: (B, T_q, d_model); x_kv: (B, T_k, d_model) or None (= x_q); mask: None or bool (T_q, T_k),
@@ -405,7 +374,7 @@ class MultiHeadAttention(nn.Module):
         ### END SOLUTION
 
 
-# %% tests="mha-cross-tests" points=4
+# %% tests="mha-cross-tests" points=3
 # Visible checks: the interface, then cross-attention and causal self-attention against nn.MultiheadAttention.
 def _torch_mha(d, h, bias=True, dtype=torch.float32, seed=1):
     g, theirs = torch.Generator().manual_seed(seed), nn.MultiheadAttention(d, h, bias=bias, batch_first=True).to(dtype)
@@ -487,6 +456,8 @@ for _bias in (True, False):  # d_model = 48, 3 heads: d_k = 16; T_q = T_k with t
 checks.passed("MultiHeadAttention")
 
 # %% [markdown]
+# *Skim on a first pass.*
+#
 # **Your lesson-6 module is the self-attention special case.** The cell below loads your lesson-6
 # `MultiHeadAttention` (if it is there and finished), copies the new module's weights into it (both have the
 # same attribute names), and compares the two on causal self-attention.
@@ -514,6 +485,8 @@ with ac.student_code("MultiHeadAttention"):
         print(f"Your lesson-6 MultiHeadAttention raised {type(error).__name__}: {error}")
 
 # %% [markdown]
+# *Skim on a first pass.*
+#
 # **Cross-attention at work.** To see what a cross-attention map looks like, we build one by hand — a
 # stand-in for what a trained translation model learns. The decoder has written the French
 # *le chat noir dort*; the encoder has read the English *the black cat is sleeping*. We give every
@@ -559,6 +532,8 @@ with ac.student_code("MultiHeadAttention"):
     )
 
 # %% [markdown]
+# *Skim on a first pass.*
+#
 # The map is $4 \times 5$: one row per French word, one column per English word. The word order
 # differs between the languages (*chat noir* but *black cat*), and cross-attention does not care: each
 # query finds its key wherever it is. No mask was needed, because the whole English sentence exists
@@ -568,6 +543,8 @@ with ac.student_code("MultiHeadAttention"):
 # ## 3. A tiny language model that writes nursery rhymes
 #
 # ### The text, and rhymes kept apart for testing
+#
+# *Skim on a first pass.*
 #
 # The course ships a small public-domain text next to this notebook: traditional English nursery
 # rhymes, in `nursery_rhymes.txt`. We lowercase it and treat every **character** as a token — a
@@ -616,6 +593,8 @@ print(
 # %% [markdown]
 # ### Baselines: how surprised is a model that ignores context?
 #
+# *Skim on a first pass.*
+#
 # A language model is scored by its **cross-entropy**, the average of $-\ln p(\text{correct next
 # character})$ in nats (the loss of lesson 9). $e^{\text{loss}}$, the **perplexity**, reads as "as unsure
 # as a uniform choice among this many characters". Three yardsticks, each counted on the training rhymes
@@ -659,6 +638,8 @@ for name, (loss, alpha) in (
 
 # %% [markdown]
 # ### The model
+#
+# *Skim on a first pass.*
 #
 # A decoder-only Transformer, like GPT but tiny. Everything in it is from earlier lessons, except that
 # the attention is **yours, with your causal mask**:
@@ -727,6 +708,8 @@ class TinyDecoder(nn.Module):
 
 # %% [markdown]
 # ### Training
+#
+# *Skim on a first pass.*
 #
 # Every step draws 16 random windows of `MAX_LEN + 1` characters from the training rhymes; the first
 # `MAX_LEN` are the input and the last `MAX_LEN` (shifted by one) are the targets — `MAX_LEN` predictions per
@@ -848,11 +831,11 @@ with ac.student_code("causal_mask and MultiHeadAttention"):
 
 
 # %% [markdown]
-# On rhymes it never saw, the model's loss is clearly below the bigram's, so it uses more than the previous
-# character — even though the bigram's smoothing was picked on those very rhymes. It fits its training rhymes
-# better still (the second printed line): its 61,668 parameters have memorised part of the 7,792 training
-# characters, and the held-out curve flattens while the training loss keeps falling. (The loss is an average over every position of a window: the first sees only its own character, exactly the
-# bigram's context, and the last sees 32.)
+# On rhymes it never saw, the model's loss is clearly below the bigram's (whose smoothing was picked on those
+# very rhymes), so it uses more than the previous character. It fits its training rhymes better still: its
+# 61,668 parameters have memorised part of the 7,792 training characters, and the held-out curve flattens while
+# the training loss keeps falling. (The loss averages every position of a window: the first sees only its own
+# character, the bigram's context, the last sees 32.)
 #
 # What does the model expect after *"humpty dumpty sat on a w"*? Its five most likely next characters:
 
@@ -897,6 +880,8 @@ with model_code("causal_mask and MultiHeadAttention"):
 
 # %% [markdown]
 # ### What if we forget the mask?
+#
+# *Skim on a first pass.*
 #
 # The same model, trained the same way for fewer steps but **without** the causal mask
 # (`causal=False`): every position may now read the character it is supposed to predict. We measure its
@@ -947,54 +932,41 @@ with model_code("causal_mask and MultiHeadAttention"):
 # %% [markdown]
 # ## 4. Choosing the next character: greedy, temperature, top-k
 #
-# At every step the model gives logits $z \in \mathbb{R}^{V}$ for the next character. How we turn them
-# into a choice changes the text a lot.
-# * **Greedy**: take $\arg\max_i z_i$. Deterministic, and prone to loops: once a phrase is the most
-#   likely continuation of itself, greedy repeats it.
+# At every step the model gives logits $z \in \mathbb{R}^{V}$ for the next character. To choose:
+# * **Greedy**: take $\arg\max_i z_i$. Deterministic, and prone to loops.
 # * **Sampling**: draw the next character from $p = \operatorname{softmax}(z)$.
-# * **Temperature** $\tau$ (tau, as in lesson 4; $T$ stays a length in this lesson): draw from
-#   $\operatorname{softmax}(z / \tau)$. $\tau < 1$ sharpens the distribution, $\tau > 1$ flattens it, and
-#   as $\tau \to 0$ all probability goes to the arg max: greedy is the limit $\tau = 0$. The temperature
-#   divides the **logits, before the softmax**. Dividing the probabilities afterwards does nothing at all
-#   once they are renormalised: $\frac{p_i / \tau}{\sum_j p_j / \tau} = p_i$.
-# * **Top-k**: keep only the $k$ largest logits, set the others to $-\infty$ (probability exactly 0), then
-#   softmax. The many unlikely characters are each rare, but together they are picked often enough to
-#   derail a sample (the next demo measures how often); top-k removes that tail. $k = 1$ is greedy.
+# * **Temperature** $\tau$ (lesson 4; $T$ stays a length here): draw from $\operatorname{softmax}(z / \tau)$.
+#   $\tau < 1$ sharpens, $\tau > 1$ flattens, and greedy is the limit $\tau \to 0$. It divides the **logits,
+#   before the softmax**: dividing the probabilities does nothing once they are renormalised.
+# * **Top-k**: keep the $k$ largest logits, set the others to $-\infty$, then softmax. This cuts the long tail of
+#   unlikely characters, which together derail many samples.
 #
 # ### Exercise 10.3 — temperature, top-k and greedy (4 points)
 #
-# Implement two functions.
+# `next_token_probs(logits, temperature=1.0, top_k=None)`: `logits` is a float tensor `(..., V)`; return the
+# next-token probabilities, same shape, rows summing to 1, as a new tensor (leave `logits` unchanged: the
+# explorer of section 6 reuses them).
+# * `top_k=None` keeps every token; $k \ge 1$ keeps the $k$ largest logits of each row and gives the others
+#   probability exactly 0 ($k \ge V$ keeps all). The tests never put a tie at the $k$-th place.
+# * `temperature > 0`: the softmax of the kept logits divided by `temperature`; `temperature == 0`: greedy,
+#   probability 1 on each row's largest logit.
 #
-# `next_token_probs(logits, temperature=1.0, top_k=None)`: `logits` is a float tensor `(..., V)`;
-# return the next-token probabilities, same shape, each row summing to 1, as a new tensor: leave `logits` as it was
-# (no in-place `masked_fill_`; the explorer of section 6 reuses the same logits for every setting).
-# * `top_k=None` keeps every token; an integer $k \ge 1$ keeps the $k$ largest logits of each row and
-#   gives every other token probability exactly 0 ($k \ge V$ keeps all). The tests never put a tie at
-#   the $k$-th place.
-# * `temperature > 0`: the softmax of the (kept) logits divided by `temperature`.
-#   `temperature == 0`: greedy — probability 1 on the largest logit of each row, 0 elsewhere.
-#
-# `sample_next(logits, temperature=1.0, top_k=None, generator=None)`: `logits` is `(B, V)`; return
-# an int64 tensor `(B,)` with one token id per row.
-# * At `temperature == 0` return the arg max of each row, with no randomness at all: the checks compare 1,000
-#   rows, where any sampling would show.
-# * Otherwise draw each row's token from `next_token_probs(logits, temperature, top_k)`, taking every random
-#   number from `generator`: two calls with generators seeded alike give the same tokens, generators seeded
-#   differently give different ones, and successive calls with one generator go on drawing from it (no seed and no
-#   generator of your own inside `sample_next`).
-# * One row, `(1, V)` logits, as `generate` below passes them, gives shape `(1,)`, not a 0-d tensor.
+# `sample_next(logits, temperature=1.0, top_k=None, generator=None)`: `logits` is `(B, V)`; return an int64
+# tensor `(B,)`, also for one row (shape `(1,)`, not 0-d).
+# * At `temperature == 0`: each row's arg max, with no randomness (the checks compare 1,000 rows).
+# * Otherwise draw from `next_token_probs(logits, temperature, top_k)`, every random number from `generator`:
+#   generators seeded alike give the same tokens, seeded differently other ones, and successive calls go on
+#   drawing from it (no seed and no generator of your own inside).
 #
 # <details><summary>Hint 1: the idea</summary>
 #
-# Filter first, then scale, then normalise: top-k decides which logits survive (the others become
-# $-\infty$), the temperature divides the survivors, and the softmax turns them into probabilities.
-# Greedy needs no softmax at all.
+# Filter, then scale, then normalise: top-k picks the surviving logits (the others become $-\infty$), the
+# temperature divides them, the softmax normalises. Greedy needs no softmax.
 # </details>
 #
 # <details><summary>Hint 2: a first step</summary>
 #
-# The $k$-th largest logit of each row, kept as a column of shape `(..., 1)`, is the threshold: a logit
-# below it is dropped. No ties at the $k$-th place means "below" is unambiguous.
+# Each row's $k$-th largest logit, as a column `(..., 1)`, is the threshold: a logit below it is dropped.
 # </details>
 #
 # <details><summary>Hint 3: the calls</summary>
@@ -1106,6 +1078,8 @@ checks.passed("next_token_probs and sample_next")
 
 
 # %% [markdown]
+# *Skim on a first pass.*
+#
 # **Temperature and top-k on your model.** The distributions of the next character after
 # *"humpty dumpty sat on a w"* for three temperatures and for top-k = 5, computed by your
 # `next_token_probs`; the title of each panel gives the entropy in bits (lesson 4).
@@ -1158,6 +1132,8 @@ with model_code("next_token_probs"):
 
 
 # %% [markdown]
+# *Skim on a first pass.*
+#
 # **Three ways to write.** Each line continues the same prompt for 150 characters with your
 # `sample_next` (fixed seed). The model reads at most `MAX_LEN` characters, so we slide over the last
 # `MAX_LEN` and recompute everything at every step (section 5 does better). Under each sample: the share of
@@ -1211,6 +1187,8 @@ with model_code("sample_next"):
 
 
 # %% [markdown]
+# *Skim on a first pass.*
+#
 # Read the three samples and the lines under them. Greedy always takes the most likely path, so once a
 # phrase leads back to itself it goes round in a loop, with few distinct words. Sampling at temperature $1.5$
 # flattens the distribution, so unlikely characters get picked and the words drift away from the rhymes'
@@ -1221,13 +1199,10 @@ with model_code("sample_next"):
 # %% [markdown]
 # ## 5. The KV cache: do not recompute the past
 #
-# Generating $n$ characters as above runs the model $n$ times, each time on the whole text so far (up to
-# `MAX_LEN` characters). Most of that work repeats itself. Look at one layer: the key and value of position $j$ are computed from that
-# layer's input at position $j$, and — **because of the causal mask** — that input depends only on tokens
-# $0, \dots, j$. Appending a token changes nothing at earlier positions, in any layer. So their keys and
-# values can be computed once and **stored**: that store is the **KV cache**. The cell checks the claim on
-# your trained model: it compares every layer's keys for a prompt and for the same prompt with one more
-# character.
+# Generating runs the model on the whole text for every new character: mostly repeated work. In each layer, the
+# key and value of position $j$ come from the layer's input at $j$, which — **because of the causal mask** — depends only on tokens $0, \dots, j$. Appending a token
+# changes nothing at earlier positions, so their keys and values can be computed once and **stored**: the
+# **KV cache**. The cell compares your model's keys for a prompt and for the prompt with one more character.
 
 
 # %%
@@ -1255,54 +1230,45 @@ with model_code("causal_mask and MultiHeadAttention"):
 
 
 # %% [markdown]
-# The keys of the earlier positions do not change (up to rounding, if any). With a cache, each layer handles a
-# new token at position $t$ in four steps: compute its $q, k, v$ (**this token only**); append $k$ and $v$ to the
-# cache; attend with $q$ over all $t+1$ cached keys (no mask: all are in its past, or are itself); then $W^O$
-# and the rest of the block, again for this token only.
+# The earlier keys do not change (up to rounding, if any). With a cache, each layer handles a new token at
+# position $t$ in four steps: compute its $q, k, v$ (**this token only**); append $k$ and $v$ to the cache; attend
+# with $q$ over all $t+1$ cached keys (no mask needed); then $W^O$ and the rest of the block, for this token only.
 #
-# **Work per new token.** At length $T$, recomputation pushes all $T$ tokens through every projection and
-# feed-forward network and computes all $T \times T$ scores per head: work that grows like $T^2$ per new
-# token. With the cache it pushes **one** token through them and computes $T$ scores per head: work that
-# grows like $T$. (Section 7 measures what that buys at this size.)
+# **Work per new token.** At length $T$, recomputing pushes all $T$ tokens through every layer and computes
+# $T \times T$ scores per head: work like $T^2$ per new token. The cache pushes **one** token through and
+# computes $T$ scores per head: work like $T$ (section 7 measures what that buys).
 #
-# **The prompt** goes through in one call with an empty cache, and its tokens must not see each other's
-# future: a call with several new tokens needs the bottom-right mask `causal_mask(T_new, T_past + T_new)` of
-# exercise 10.1, which the model's `DecoderBlock` builds and passes to your function.
+# **The prompt** goes through in one call with an empty cache; its tokens need the bottom-right mask
+# `causal_mask(T_new, T_past + T_new)` of exercise 10.1, which the model's `DecoderBlock` passes to your function.
 #
-# **Memory.** The cache holds a key and a value of $d_{\text{model}}$ numbers per token, per block:
-# $2 \cdot n_{\text{layers}} \cdot d_{\text{model}}$ numbers per token and sequence: the price of the speed
-# (lesson 11 shrinks it with grouped-query attention).
+# **Memory.** A key and a value of $d_{\text{model}}$ numbers per token and block: $2 \cdot n_{\text{layers}}
+# \cdot d_{\text{model}}$ numbers per token and sequence (lesson 11 shrinks it with grouped-query attention).
 #
 # ### Exercise 10.4 — attention with a KV cache (4 points)
 #
 # Implement `attend_with_cache(mha, x_new, cache, mask=None)`.
 # * `mha` holds `num_heads`, `d_k` and the layers `W_q`, `W_k`, `W_v`, `W_o` (your `MultiHeadAttention`). Call
-#   the layers, never `mha(...)` (the checks pass an object whose `forward` refuses to run), and project **only the
-#   new tokens**, `mha.W_k(x_new)`: saving that work is what a cache is for. The checks count the rows each layer
-#   projects in every call, so a cache that keeps the inputs and recomputes every key and value loses the points.
+#   the layers, never `mha(...)` (the checks' `forward` refuses to run), and project **only the new tokens**: the
+#   checks count the rows each layer projects, so a cache that recomputes every key and value loses the points.
 # * `x_new` `(B, T_new, d_model)`: the newest tokens (the whole prompt at first, then one token per step).
-# * `cache`: a dict, empty `{}` at the start. Afterwards `cache["k"]` and `cache["v"]` are the keys and
-#   values of every token so far, split into heads: shape `(B, num_heads, T_past, d_k)`. Your function
-#   **appends** the new tokens' keys and values along the time axis (so the cache then holds
-#   `T_past + T_new` positions) and stores them back in `cache`.
-# * `mask`: `None` (every new token may attend to every cached key — always true for one new token), or
-#   a boolean `(T_new, T_past + T_new)` tensor, `True` = may attend. As in exercise 10.2, a blocked entry gets
-#   weight exactly 0, however low the allowed scores are.
+# * `cache`: a dict, empty `{}` at first; `cache["k"]` and `cache["v"]` hold the keys and values of every token
+#   so far, split into heads, `(B, num_heads, T_past, d_k)`. **Append** the new ones along the time axis and
+#   store the result back in `cache`.
+# * `mask`: `None` (every new token sees every cached key), or a boolean `(T_new, T_past + T_new)` tensor,
+#   `True` = may attend; a blocked entry gets weight exactly 0, as in exercise 10.2.
 # * Return `(output, weights)`: `(B, T_new, d_model)` after `W_o`, and `(B, num_heads, T_new, T_past + T_new)`.
-# * Keep the model's number type: in a float64 model the cache, the output and the weights are float64
-#   (the visible checks run one in float64, and so do the hidden ones).
+# * Keep the model's number type: in a float64 model the cache, output and weights are float64 (checked).
 #
 # <details><summary>Hint 1: the idea</summary>
 #
-# Only the new tokens go through the projections. Their keys and values join the cached ones, and then the
-# new queries attend over all of them, exactly as in exercise 10.2.
+# Only the new tokens go through the projections; their keys and values join the cached ones, and the new
+# queries attend over all of them as in exercise 10.2.
 # </details>
 #
 # <details><summary>Hint 2: a first step</summary>
 #
-# After splitting, the new keys have shape `(B, h, T_new, d_k)`. When the cache is not empty, the keys to
-# attend over are the cached ones followed by these, along axis 2 (time); store the result back in the cache
-# before computing the scores.
+# The new keys are `(B, h, T_new, d_k)`; the keys to attend over are the cached ones followed by these, along
+# axis 2 (time).
 # </details>
 #
 # <details><summary>Hint 3: the calls</summary>
@@ -1425,6 +1391,8 @@ _check_cache(_Projections(48, 3, 5, huge=True), 1 + torch.rand_like(_x), _plan, 
 checks.passed("attend_with_cache")
 
 # %% [markdown]
+# *Skim on a first pass.*
+#
 # **Same text, same numbers.** Your model can now generate either way. First, the same greedy text with
 # and without the cache. Then the strict check: a float64 copy of the model reads one text once step by
 # step with the cache and once recomputing everything at every step, and we compare all the logits.
@@ -1463,6 +1431,8 @@ with model_code("attend_with_cache"):
     )
 
 # %% [markdown]
+# *Skim on a first pass.*
+#
 # The cache skips repeated work; it does not change what is computed. The matrix products have other
 # shapes, so the rounding differs a little, but in float64 the logits agree far inside the course's
 # $10^{-6}$. (In float32 the rounding is larger, and the numbers above show by how much.)
@@ -1640,6 +1610,8 @@ explorer
 # %% [markdown]
 # ## 7. Experiment: what the cache buys, measured
 #
+# *Skim on a first pass.*
+#
 # **Claim.** The KV cache makes generation faster, and its advantage is largest for the longest texts,
 # because a cached step's work grows like $T$ and a recomputing step's like $T^2$. At this model's tiny
 # size the measured speed-up stays far below what counting the arithmetic predicts.
@@ -1780,44 +1752,35 @@ with model_code("attend_with_cache"):
     torch.set_num_threads(threads)
 
 # %% [markdown]
-# **What the measurement shows.** The table and the top panel back the claim's first half: a
-# recomputing step gets several times slower as the text grows, a cached step far less, and the measured speed-up
-# is largest for the longest text (for short texts it is much smaller, and the noise of the measurement shows).
-# The bottom panel shows the second half: counting multiply–adds predicts a far larger advantage than we
-# measure, more than four times the measured one. At $d_{\text{model}} = 48$ a step is a
-# string of small tensor operations (per block: two layer norms, four projections, a softmax, two products,
-# the feed-forward network), and each has a fixed cost — Python, PyTorch's dispatcher, memory allocation —
-# that does not depend on its size. Two printed numbers show that this fixed cost, not the arithmetic,
-# dominates a cached step: between $T \approx 16$ and $T \approx 256$ its time grows far less than its
-# attention's work, which grows 16 times, and it runs far slower per multiply–add than one large matrix
-# product (more than ten times slower). We do not measure bigger models here, but the argument predicts what happens there: as the model
-# and the text grow, the arithmetic takes over and the measured speed-up approaches the counted one.
-# (Timings depend on the machine and on what else runs on it: your numbers will differ, the orderings above
-# should not.)
+# **What the measurement shows.** The table and the top panel back the claim's first half: a recomputing step
+# gets several times slower as the text grows, a cached step far less, and the speed-up is largest for the
+# longest text (much smaller, and noisy, for short ones). The bottom panel shows the second half: counting
+# multiply–adds predicts more than four times the measured advantage. At $d_{\text{model}} = 48$ a step is a
+# string of small tensor operations, each with a fixed cost (Python, PyTorch's dispatcher, allocation) that
+# does not depend on its size. Two printed numbers show that this cost dominates a cached step: from
+# $T \approx 16$ to $T \approx 256$ its time grows far less than its attention's work (16 times), and it runs
+# more than ten times slower per multiply–add than one large matrix product. As the model and the text grow,
+# the arithmetic takes over and the speed-up approaches the counted one (an argument; we do not measure it
+# here). Your timings will differ; the orderings should not.
 
 # %% [markdown]
 # ## 8. Let's review
 #
-# * A language model factorises a text as $\prod_t p(x_t \mid x_{<t})$: it only predicts the next token.
-#   Training predicts all positions in one pass (targets = inputs shifted by one), which is fair only with
-#   a **causal mask**; without it the model copied the answer, and was worse than a unigram model when it
-#   had to predict honestly.
-# * `causal_mask(T_q, T_k)`: query $i$ is token $T_k - T_q + i$ and sees keys $j \le T_k - T_q + i$ —
-#   bottom-right aligned, unlike PyTorch's `is_causal=True` when $T_q \ne T_k$ (PyTorch's bottom-right mask is
-#   `causal_lower_right`). Changing token $t+1$ leaves every output at positions $\le t$ unchanged.
-# * **Cross-attention** takes queries from one sequence and keys and values from another; its weights are
-#   $T_q \times T_k$. In the encoder–decoder Transformer, every decoder block reads the encoder's output
-#   this way (no causal mask there); decoder-only models have no cross-attention.
-# * A tiny decoder trained for seconds beats the bigram on rhymes it never saw: it uses more than one character
-#   of context. Measured on its own training rhymes it looks better still, because it has memorised part of them;
-#   held-out text is the honest test.
-# * Choosing the next token: greedy = arg max (temperature 0, or top-k = 1); the temperature divides the
-#   **logits** before the softmax; top-k keeps exactly the $k$ largest logits and renormalises.
-# * The **KV cache** stores every layer's keys and values, which the causal mask makes final once
-#   computed. Each new token then costs $T$ scores instead of $T^2$ and one row of every projection
-#   instead of $T$; outputs equal recomputation to rounding error. Memory: $2 \cdot n_{\text{layers}} \cdot
-#   d_{\text{model}}$ numbers per token. Measured here, the speed-up is largest for the longest text but stays
-#   far below the counted ratio, because tiny operations are dominated by fixed costs.
+# * A language model factorises a text as $\prod_t p(x_t \mid x_{<t})$. Training predicts all positions in one
+#   pass, which is fair only with a **causal mask**: without it the model copied the answer.
+# * `causal_mask(T_q, T_k)`: query $i$ is token $T_k - T_q + i$ and sees keys $j \le T_k - T_q + i$, bottom-right
+#   aligned, unlike PyTorch's `is_causal=True` when $T_q \ne T_k$ (its bottom-right mask is `causal_lower_right`).
+# * **Cross-attention**: queries from one sequence, keys and values from another; weights $T_q \times T_k$. Every
+#   decoder block of the encoder–decoder Transformer reads the encoder's output this way, with no causal mask.
+# * A tiny decoder trained for seconds beats the bigram on rhymes it never saw. On its training rhymes it looks
+#   better still, because it memorised part of them: held-out text is the honest test.
+# * Greedy = arg max (temperature 0, or top-k = 1); the temperature divides the **logits** before the softmax;
+#   top-k keeps the $k$ largest logits and renormalises.
+# * The **KV cache** keeps every layer's keys and values, final once computed thanks to the causal mask. A new
+#   token costs $T$ scores instead of $T^2$ and one row of every projection instead of $T$, with the same
+#   outputs up to rounding, for $2 \cdot n_{\text{layers}} \cdot d_{\text{model}}$ numbers per token. Here the
+#   speed-up is largest for the longest text but far below the counted ratio: tiny operations are dominated
+#   by fixed costs.
 #
 # Next lesson, `11_attention_at_scale`: the $T \times T$ weight matrix as a memory wall, the online softmax
 # and tiled attention that avoid it, and grouped-query attention that shrinks the KV cache.
@@ -1825,8 +1788,8 @@ with model_code("attend_with_cache"):
 # %% [markdown]
 # ## 9. Check your understanding
 #
-# As before: replace `None` (a letter in quotes, e.g. `"a"`, or a number) and delete `raise NotImplementedError()`;
-# the cell after each answer checks only the format.
+# As before: replace `None` (a letter in quotes, or a number) and delete `raise NotImplementedError()`; the cell
+# after each answer checks only the format.
 #
 # **Q1 (1 point).** A model has cached 4 tokens and now processes 3 new tokens in one call, so
 # $T_q = 3$ and $T_k = 7$. How many (query, key) pairs does the correct causal mask allow?
@@ -1838,11 +1801,10 @@ q1_answer = sum(4 + i + 1 for i in range(3))  # query i is token 4 + i and sees 
 # **Q2 (1 point).** Why may a decoder keep the keys and values of earlier tokens in a cache and never
 # recompute them?
 #
-# * **a** — because $W^K$ and $W^V$ do not change during generation, whatever the inputs
-# * **b** — because of the causal mask, each position's input to every layer depends only on the tokens up
-#   to that position, so appending tokens cannot change it
-# * **c** — because the softmax normalises the weights, so old keys no longer matter
-# * **d** — because keys and values are computed from the token embeddings only, never from earlier layers
+# * **a** — $W^K$ and $W^V$ do not change during generation
+# * **b** — the causal mask makes each position's input to every layer depend only on the tokens up to it
+# * **c** — the softmax normalises the weights, so old keys no longer matter
+# * **d** — keys and values come from the token embeddings only, never from earlier layers
 
 # %% quiz="quiz-why-cache-exact" choices="abcd" key="b" points=1
 
@@ -1852,8 +1814,8 @@ q1_answer = sum(4 + i + 1 for i in range(3))  # query i is token 4 + i and sees 
 #
 # * **a** — all three from the decoder's previous sublayer, with a causal mask
 # * **b** — queries from the encoder's output; keys and values from the decoder
-# * **c** — queries from the decoder; keys and values from the encoder's final output, with no causal mask
-# * **d** — queries, keys and values from the encoder's output; the decoder only adds them
+# * **c** — queries from the decoder; keys and values from the encoder's output, with no causal mask
+# * **d** — all three from the encoder's output
 
 # %% quiz="quiz-cross-attention-source" choices="abcd" key="c" points=1
 
@@ -1880,29 +1842,16 @@ q5_answer = 2 * 12 * 768  # a key and a value of d_model numbers, in every block
 q6_answer = 100 + 1  # the 100 cached keys and its own
 
 # %% [markdown]
-# **Q7 (1 point).** Which of these settings always writes the same continuation of a prompt, whatever the
-# random seed?
-#
-# * **a** — temperature 1, top-k = V (plain sampling)
-# * **b** — temperature 0 (greedy)
-# * **c** — temperature 2, top-k = 5
-# * **d** — temperature 0.5, no top-k
-
-# %% quiz="quiz-deterministic" choices="abcd" key="b" points=1
-
-# %% [markdown]
-# **Q8 — free answer (3 points, graded by hand).** In 4–6 sentences: explain why generating with a KV
-# cache gives exactly the same outputs as recomputing everything, and why the same trick would **not** work
-# for an encoder without a causal mask (as in lesson 9). Then use your experiment: what speed-up did you
-# measure for 256 characters, what does counting the arithmetic predict, and why are they so different here?
+# **Q7 — free answer (3 points, graded by hand).** In 4–6 sentences: explain why generating with a KV
+# cache gives exactly the same outputs as recomputing everything, and why it would **not** work for an encoder
+# without a causal mask (lesson 9). Then: what speed-up did you measure for 256 characters, what does counting
+# the arithmetic predict, and why do they differ so much here?
 #
 # <details><summary>Before you hand in</summary>
 #
-# * Does your answer say what, exactly, stays the same for the earlier positions when a token is appended, and
-#   which part of the model guarantees it?
-# * Do you say what changes in an encoder without a mask, and from which layer on?
-# * Did you quote two numbers from **your** run (the measured speed-up and the counted ratio, both printed in
-#   section 7) and explain the gap with what a tiny step spends its time on?
+# * What stays the same for earlier positions when a token is appended, and what guarantees it?
+# * What changes in an encoder without a mask, and from which layer on?
+# * Two numbers from **your** run (section 7: measured speed-up, counted ratio), and the gap explained?
 # </details>
 
 # %% [markdown] manual="quiz-free-kv-cache" points=3

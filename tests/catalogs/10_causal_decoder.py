@@ -508,7 +508,6 @@ EXERCISES = {
     ),
     "quiz-cache-numbers": quiz("q5_answer", right=[18432], wrong=[9216, 1536, 27648, 768]),
     "quiz-cached-scores": quiz("q6_answer", right=[101], wrong=[100, 1, 5151, 10201]),
-    "quiz-deterministic": quiz("q7_answer", right=["b"], wrong=["a", "c", "d"]),
 }
 
 # --- what the prose, the model answers and the rubric say about this lesson's own measurements ---------------------
@@ -519,7 +518,7 @@ NOT_MEASURED = {
     "1000": "a property of the tests: sample_next at temperature 0 is checked on 1,000 rows",
     "150": "a setting: characters per sample",
     "1.5": "settings: the temperature of the third sample; a logit of Q4",
-    "0.5": "settings: a temperature of Q4 and Q7",
+    "0.5": "settings: a temperature of Q4",
     "24": "a setting: the explorer's map holds 24 characters",
     "256": "a setting: the longest generated text of section 7",
     "12": "a setting of Q5 (GPT-2 small's 12 blocks)",

@@ -23,7 +23,7 @@ shares = [word_stats[label][0] for label, _, _ in sample_settings]
 assert shares[0] > shares[1] > shares[2], "the middle setting sits in between on the share of real words"
 # section 5: earlier keys do not change; cached = recomputed logits, far inside 1e-6 in float64
 assert with_cache == without and gaps[torch.float64] < 1e-10 < gaps[torch.float32]
-# section 7 and Q8's model answer. Timings: only ratios within this run, with margins that hold on other CPU code
+# section 7 and Q7's model answer. Timings: only ratios within this run, with margins that hold on other CPU code
 # paths and under load (measured 3.8-9.4 at n = 256 on three code paths, 11.9 under load; counted 142).
 # The speed-up is largest for the longest text and much smaller for the shortest; the counted ratio (exact) is more
 # than a hundred and more than four times the measured one
