@@ -37,8 +37,8 @@ NOTE = (
 FLAG = "autograde"  # cell.metadata[FLAG] = {"not_run": true} on a cell left out of a graded run
 
 # Anything here makes a cell (or a function body) impossible to follow: it always runs.
-OPAQUE = re.compile(
-    r"\b(exec|eval|compile|globals|locals|vars|__import__|setattr|delattr|__dict__|__builtins__|"
+OPAQUE = re.compile(  # the builtins exec, eval, ...; a method of the same name (`model.eval()`) is an ordinary call
+    r"(?<!\.)\b(exec|eval|compile|globals|locals|vars)\b|\b(__import__|setattr|delattr|__dict__|__builtins__|"
     r"builtins|importlib|get_ipython|sys\.modules|__class__|__globals__|ctypes|gc\.)\b"
 )
 # Anywhere in a notebook, these make names read or written out of the analysis's sight (code in strings, the
@@ -65,7 +65,7 @@ RNG = re.compile(
 # Module state that outlives a cell: defaults, error modes, threads, printing, plotting, warnings, the process.
 STATE = re.compile(
     r"\b((torch|np|numpy|mpl|matplotlib|plt|pyplot|ac|attention_course)(\.\w+)*\.(set_\w+|use_\w+|setup|seterr\w*|"
-    r"rc\w*|style|ion|ioff|interactive|enable_grad|inference_mode|autograd\.set_\w+|backends)\b|"
+    r"rc\w*|style|ion|ioff|interactive|enable_grad|inference_mode|autograd\.set_\w+|backends(?!\.\w+\.(get|is)_\w+\())\b|"
     r"(set_default_\w+|set_num_\w+|set_printoptions|seterr|setrecursionlimit|use_deterministic_algorithms|"
     r"filterwarnings|simplefilter|set_grad_enabled)\(|(sys|os|warnings|logging|signal|atexit|threading|subprocess|"
     r"multiprocessing|socket|shutil|tempfile|pathlib)\.|_exit\(|exit\(|quit\(|input\()"
@@ -112,6 +112,7 @@ class Facts:
     imports: dict = field(default_factory=dict)  # name -> module it is bound to
     funcs: dict = field(default_factory=dict)  # function/class name -> global names its body reads
     impure: set = field(default_factory=set)  # functions whose bodies change global state or cannot be followed
+    func_roots: dict = field(default_factory=dict)  # function name -> global names whose attributes or items it sets
     roots: set = field(default_factory=set)  # names whose objects it assigns attributes or items of
     links: list = field(default_factory=list)  # per top-level statement, the names it mentions (aliasing)
     rng: bool = False  # touches a global random generator (itself)
@@ -120,6 +121,7 @@ class Facts:
     writes: bool = False
     file_reads: bool = False
     annotated: bool = False
+    reseeds_with: str = ""  # the cell opens with `<name>.reseed(<constants>)`: the name (see _reseeds)
     unfollowable: str = ""  # why nothing of the notebook may be left out because of this cell ('' if nothing)
     by_name: bool = False  # only because it reads the namespace with names in strings (globals(), eval...)
     strings: set = field(default_factory=set)  # identifiers in the cell's strings
@@ -237,19 +239,50 @@ def _loads_of(stmts):
 
 def _exposed(body, functions, reads):
     """The global names the cell may read before a statement of its own has bound them (a superset)."""
-    bound, exposed = set(), set()
+    return _exposed_in(body, functions, set()) & reads
+
+
+def _exposed_in(body, functions, bound):
+    """The names these statements, run in order with `bound` already bound, may read before they bind them."""
+    bound, exposed = set(bound), set()
     for stmt in body:
-        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            loads = functions.get(stmt.name, set()) | {n for p in _parts(stmt) for n in _loads(p)}
-        else:
-            loads = _loads(stmt)
-        exposed |= loads - bound
+        exposed |= _exposed_by(stmt, functions, bound)
         bound |= _binds(stmt)
-    return exposed & reads
+    return exposed
+
+
+def _stored(node):
+    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name)} if node is not None else set()
+
+
+def _exposed_by(stmt, functions, bound):
+    """One statement's exposed names. The body of a `with`, a loop, a branch or a `try` runs in order, so a read after
+    a bind in the same body is the cell's own value; what a compound statement binds counts as bound only inside it
+    (a body can stop early, and `ac.student_code` goes on after a NotImplementedError)."""
+    if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        return (functions.get(stmt.name, set()) | {n for p in _parts(stmt) for n in _loads(p)}) - bound
+    if isinstance(stmt, (ast.With, ast.AsyncWith)):
+        heads = set().union(*(_loads(ast.Expr(item.context_expr)) for item in stmt.items)) - bound
+        own = set().union(*(_stored(item.optional_vars) for item in stmt.items))
+        return heads | _exposed_in(stmt.body, functions, bound | own)
+    if isinstance(stmt, (ast.If, ast.While)):
+        test = _loads(ast.Expr(stmt.test)) - bound
+        return test | _exposed_in(stmt.body, functions, bound) | _exposed_in(stmt.orelse, functions, bound)
+    if isinstance(stmt, (ast.For, ast.AsyncFor)):
+        head = _loads(ast.Expr(stmt.iter)) - bound
+        inside = _exposed_in(stmt.body, functions, bound | _stored(stmt.target))
+        return head | inside | _exposed_in(stmt.orelse, functions, bound)
+    if isinstance(stmt, ast.Try):
+        parts = [stmt.body, stmt.orelse, stmt.finalbody] + [h.body for h in stmt.handlers]
+        types = set().union(*(_loads(ast.Expr(h.type)) for h in stmt.handlers if h.type is not None))
+        return (types - bound).union(*(_exposed_in(part, functions, bound) for part in parts))
+    return _loads(stmt) - bound
 
 
 def _function(node, source):
-    """(global names the definition and its body read, impure?, touches a global random generator?)."""
+    """(global names the definition and its body read, impure?, touches a global random generator?, global names
+    whose objects it assigns attributes or items of). Such an assignment makes the function impure only on a
+    module (`_survey` decides, knowing the imports); on data it is what "may change" follows at every call."""
     text = _code(node)
     table = symtable.symtable(ast.unparse(node), "def", "exec")
     reads = {s.get_name() for s in table.get_symbols() if s.is_referenced()}
@@ -257,8 +290,8 @@ def _function(node, source):
     stores = [t for n in ast.walk(node) for t in _targets(n) if isinstance(t, (ast.Attribute, ast.Subscript))]
     roots = {_root(t) for t in stores}
     impure = bool(OPAQUE.search(text) or STATE.search(text) or FILE_WRITE.search(text) or _global_binds(table, set()))
-    impure = impure or None in roots or bool(roots & reads) or any(isinstance(n, ast.Global) for n in ast.walk(node))
-    return reads, impure, bool(RNG.search(text))
+    impure = impure or None in roots or any(isinstance(n, ast.Global) for n in ast.walk(node))
+    return reads, impure, bool(RNG.search(text)), roots & reads
 
 
 def _parts(stmt):
@@ -295,6 +328,7 @@ def facts(source):
     for stmt in tree.body:
         _statement(f, stmt, source)
     f.exposed = _exposed(tree.body, f.funcs, f.reads)
+    f.reseeds_with = _reseed_call(tree.body[0]) if tree.body else ""
     found = {m[0].replace(" ", "") for m in UNFOLLOWABLE.finditer(code)}
     history = sorted(n for n in f.exposed if HISTORY.match(n))
     if found or history or "star import" in f.state:
@@ -304,6 +338,27 @@ def facts(source):
         f.strings = {w for n in ast.walk(tree) if isinstance(n, ast.Constant) and isinstance(n.value, str)
                      for w in re.findall(r"[A-Za-z_]\w*", n.value)}  # fmt: skip
     return f
+
+
+def _reseed_call(stmt):
+    """`name` when the statement is `name.reseed(<constants>)`, else ''."""
+    call = stmt.value if isinstance(stmt, ast.Expr) else None
+    if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.func.attr == "reseed"):
+        return ""
+    constant = all(isinstance(a, ast.Constant) for a in [*call.args, *(k.value for k in call.keywords)])
+    return call.func.value.id if constant and isinstance(call.func.value, ast.Name) else ""
+
+
+def _reseeds(f, nb):
+    """Does the cell open by seeding every global random generator afresh (`ac.reseed(n)`, the course's package)?
+    Then what ran before it cannot change what it or a later cell draws. Only when no cell rebinds the name or sets
+    attributes of the package (a student could make `reseed` do nothing)."""
+    package = {n for n, module in nb.imports.items() if module == "attention_course"}
+    if f.reseeds_with not in package:
+        return False
+    rebound = any(f.reseeds_with in g.defs - set(g.imports) for g in nb.facts.values())
+    patched = any(package & (g.roots | set().union(*g.func_roots.values())) for g in nb.facts.values())
+    return not rebound and not patched
 
 
 def _statement(f, stmt, source):
@@ -317,7 +372,7 @@ def _statement(f, stmt, source):
             module = f"{base}.{alias.name}" if base else alias.name
             f.imports[alias.asname or alias.name.split(".")[0]] = module if alias.asname or base else alias.name
     if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-        reads, impure, rng = _function(stmt, source)
+        reads, impure, rng, f.func_roots[stmt.name] = _function(stmt, source)
         f.funcs[stmt.name] = reads
         if impure:
             f.impure.add(stmt.name)
@@ -414,6 +469,9 @@ def survey(cells):
         impure |= f.impure
         rng_funcs |= f.rng_funcs
         bound |= f.defs - set(f.funcs) - set(f.imports)
+    # setting attributes or items of a module, a function or a class is a change of state "may change" cannot follow
+    unfollowed = set(imports) | set(funcs)
+    impure |= {name for f in table.values() for name, roots in f.func_roots.items() if roots & unfollowed}
     funcs = _closure(funcs)
     impure |= {n for n, reads in funcs.items() if reads & impure}
     rng_funcs |= {n for n, reads in funcs.items() if reads & rng_funcs}
@@ -510,7 +568,7 @@ def plan(cells, release):
         run[i] = why
         reads = _expand(nb, f.exposed)
         needed = (needed - f.kills) | reads
-        rng_needed = rng_needed or f.rng or bool(reads & nb.rng_funcs)
+        rng_needed = not _reseeds(f, nb) and (rng_needed or f.rng or bool(reads & nb.rng_funcs))
         files_needed = files_needed or f.file_reads
     return Plan(run, sorted(skip))
 

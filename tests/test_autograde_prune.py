@@ -99,6 +99,54 @@ def test_a_function_that_mutates_a_global_keeps_its_callers():
     assert run(*cells) == []
 
 
+def test_a_function_that_sets_items_of_a_global_keeps_its_callers_only_when_a_check_reads_it():
+    define = new_code_cell("runs = {}\ndef record(seed):\n    runs[seed] = seed * 2")
+    assert run(define, new_code_cell("record(3)"), check("assert runs[3] == 6")) == []
+    assert run(define, new_code_cell("record(3)"), check("assert 1 + 1 == 2")) == [0, 1]
+    # setting an attribute of a module, a function or a class: a change "may change" cannot follow, so callers run
+    patch = new_code_cell("def patch():\n    np.pi = 3")
+    assert run(patch, new_code_cell("patch()"), check("assert 1 + 1 == 2")) == []
+
+
+def test_a_name_bound_earlier_in_the_same_with_loop_or_branch_is_the_cells_own():
+    # `k` is read only after the cell itself bound it: the cell cannot change the check's `k`
+    for body in ("with open('/dev/null') as f:\n    k = [1]\n    y = len(k)",
+                 "for i in range(2):\n    k = [i]\n    y = k[0]",
+                 "if True:\n    k = [1]\n    k.append(2)",
+                 "try:\n    k = [1]\n    k.append(2)\nexcept ValueError:\n    pass"):  # fmt: skip
+        cells = [new_code_cell("k = [5]"), answer("def f():\n    return k"), new_code_cell(body), check("f()")]
+        assert 2 not in run(*cells), body
+    # read before the cell binds it: the check's `k` may be changed, the cell runs
+    appends = new_code_cell("with open('/dev/null'):\n    k.append(1)")
+    cells = [new_code_cell("k = [5]"), answer("def f():\n    return k"), appends, check("f()")]
+    assert run(*cells) == []
+
+
+PACKAGE = new_code_cell("import attention_course as ac")
+RESEED = "ac.reseed(3)\nassert torch.rand(1).item() >= 0"
+
+
+def test_a_check_that_reseeds_first_does_not_need_earlier_draws():
+    assert run(PACKAGE, new_code_cell("w = torch.randn(5)"), check(RESEED)) == [1]
+    # reseeding later in the cell, or with a value computed at run time, is not reseeding first
+    later = "x = torch.rand(1)\nac.reseed(3)"
+    assert run(PACKAGE, new_code_cell("w = torch.randn(5)"), check(later)) == []
+    computed = RESEED.replace("reseed(3)", "reseed(n)")
+    assert run(PACKAGE, new_code_cell("n = 3\nw = torch.randn(5)"), check(computed)) == []
+
+
+@pytest.mark.parametrize(
+    "student",
+    [
+        "import attention_course as ac\nac.reseed = lambda seed: None",  # the package patched
+        "ac = None",  # the name rebound
+        "import attention_course as zz\ndef off():\n    zz.reseed = print",  # patched through another name
+    ],
+)
+def test_a_reseed_a_student_could_have_changed_does_not_count(student):
+    assert 1 not in run(PACKAGE, new_code_cell("w = torch.randn(5)"), answer(student), check(RESEED))  # the draw runs
+
+
 def test_a_call_into_code_the_analysis_cannot_follow_runs():
     student = answer("def f(x):\n    global hits\n    hits = x\n    return x")
     assert run(student, new_code_cell("f(3)"), check("assert f(1) == 1")) == []

@@ -1151,16 +1151,12 @@ def best_time(fn, repeats=5):
     return min(times)
 
 
-threads = torch.get_num_threads()
-torch.set_num_threads(1)
-try:
+with ac.torch_threads(1):
     q_cpu, k_cpu, v_cpu = (torch.randn(1, 1, 2048, 64, generator=torch.Generator().manual_seed(i)) for i in range(3))
     kernel_time = {}
     for name, backend in (("plain (math)", SDPBackend.MATH), ("tiled (flash)", SDPBackend.FLASH_ATTENTION)):
         with sdpa_kernel(backend):
             kernel_time[name] = best_time(lambda: F.scaled_dot_product_attention(q_cpu, k_cpu, v_cpu))
-finally:
-    torch.set_num_threads(threads)
 cpu_speedup = kernel_time["plain (math)"] / kernel_time["tiled (flash)"]
 print(
     f"one head, T = 2048, d = 64, float32, one thread, CPU code path {torch.backends.cpu.get_cpu_capability()}: "
