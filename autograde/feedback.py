@@ -96,9 +96,30 @@ class RubricBeside(NbGraderPreprocessor):
 _EXPORTER = None
 
 
+def remembered(clean, size=4096):
+    """`clean` (nbconvert's clean_html: bleach, a pure function of its text) remembering its last `size` answers.
+    Most of a page is the lesson's own text, the same for every student, and sanitising it was most of a page's
+    time; a student's own text is still cleaned (whatever is not remembered is)."""
+    answers = {}
+
+    def clean_once(element):
+        try:
+            return answers[element]
+        except (KeyError, TypeError):  # not seen yet, or not a string
+            cleaned = clean(element)
+        if isinstance(element, (str, bytes)):
+            if len(answers) >= size:
+                answers.pop(next(iter(answers)))
+            answers[element] = cleaned
+        return cleaned
+
+    return clean_once
+
+
 def cached_exporter_class():
     """nbconvert's HTML exporter, with one Jinja environment for the whole worker: the templates are
-    loaded and compiled once, not once per student (the configuration is the same for all)."""
+    loaded and compiled once, not once per student (the configuration is the same for all), and the
+    sanitiser remembers the lesson's text (`remembered`)."""
     from nbconvert.exporters import HTMLExporter
 
     class CachedHTMLExporter(HTMLExporter):
@@ -107,7 +128,10 @@ def cached_exporter_class():
         def _create_environment(self):
             key = (tuple(self.template_paths), self.template_name, repr(sorted(self.filters)))
             if key not in CachedHTMLExporter.shared:
-                CachedHTMLExporter.shared[key] = super()._create_environment()
+                environment = super()._create_environment()
+                if "clean_html" in environment.filters:
+                    environment.filters["clean_html"] = remembered(environment.filters["clean_html"])
+                CachedHTMLExporter.shared[key] = environment
             return CachedHTMLExporter.shared[key]
 
     return CachedHTMLExporter

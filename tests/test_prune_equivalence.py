@@ -80,9 +80,9 @@ def rounds(lesson, part):
         yield k, nb
 
 
-# Every lesson's catalog takes about an hour on 2 cores (lessons 10 and 11: 17 and 12 minutes): `make test` proves it
-# on lesson 01's first two rounds, `make test-full` on all of lesson 01's (the lesson the grading tests use);
-# ATTENTION_COURSE_PRUNE_ALL=1 runs all 12 lessons (before a release).
+# Every lesson's catalog takes about an hour on 2 cores (lessons 09, 10 and 11: 14, 6 and 10 minutes): `make test`
+# proves it on lesson 01's first two rounds, `make test-full` on all of lesson 01's (the lesson the grading tests
+# use); ATTENTION_COURSE_PRUNE_ALL=1 runs all 12 lessons (before a release).
 PRUNE_LESSONS = [
     p for p in lesson_params() if os.environ.get("ATTENTION_COURSE_PRUNE_ALL") == "1" or p.id == "01_why_attention"
 ]
