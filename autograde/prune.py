@@ -121,7 +121,7 @@ class Facts:
     writes: bool = False
     file_reads: bool = False
     annotated: bool = False
-    reseeds_with: str = ""  # the cell opens with `<name>.reseed(<constants>)`: the name (see _reseeds)
+    reseeds_with: str = ""  # the cell opens with `<name>.reseed(<constants>)`: the name (see _reseeders)
     unfollowable: str = ""  # why nothing of the notebook may be left out because of this cell ('' if nothing)
     by_name: bool = False  # only because it reads the namespace with names in strings (globals(), eval...)
     strings: set = field(default_factory=set)  # identifiers in the cell's strings
@@ -282,7 +282,8 @@ def _exposed_by(stmt, functions, bound):
 def _function(node, source):
     """(global names the definition and its body read, impure?, touches a global random generator?, global names
     whose objects it assigns attributes or items of). Such an assignment makes the function impure only on a
-    module (`_survey` decides, knowing the imports); on data it is what "may change" follows at every call."""
+    module, a function or a class (`survey` decides, knowing them); on data it is what "may change" follows at every
+    call."""
     text = _code(node)
     table = symtable.symtable(ast.unparse(node), "def", "exec")
     reads = {s.get_name() for s in table.get_symbols() if s.is_referenced()}
@@ -349,16 +350,14 @@ def _reseed_call(stmt):
     return call.func.value.id if constant and isinstance(call.func.value, ast.Name) else ""
 
 
-def _reseeds(f, nb):
-    """Does the cell open by seeding every global random generator afresh (`ac.reseed(n)`, the course's package)?
-    Then what ran before it cannot change what it or a later cell draws. Only when no cell rebinds the name or sets
-    attributes of the package (a student could make `reseed` do nothing)."""
-    package = {n for n, module in nb.imports.items() if module == "attention_course"}
-    if f.reseeds_with not in package:
-        return False
-    rebound = any(f.reseeds_with in g.defs - set(g.imports) for g in nb.facts.values())
-    patched = any(package & (g.roots | set().union(*g.func_roots.values())) for g in nb.facts.values())
-    return not rebound and not patched
+def _reseeders(table, imports):
+    """The names bound to the course's package whose `reseed(n)`, opening a cell, seeds every global random generator
+    afresh: then what ran before that cell cannot change what it or a later cell draws. None when any cell sets
+    attributes of the package (a student could make `reseed` do nothing); a name some cell rebinds is left out."""
+    package = {n for n, module in imports.items() if module == "attention_course"}
+    if any(package & (f.roots | set().union(*f.func_roots.values())) for f in table.values()):
+        return set()
+    return package - {n for f in table.values() for n in f.defs - set(f.imports)}
 
 
 def _statement(f, stmt, source):
@@ -443,6 +442,7 @@ class Notebook:
     rng_funcs: set
     data: set  # names that hold data (not modules, not only functions)
     groups: _Groups
+    reseeders: set = field(default_factory=set)  # names of the package whose `reseed` a cell may trust (_reseeders)
 
 
 def _closure(funcs):
@@ -477,7 +477,7 @@ def survey(cells):
     rng_funcs |= {n for n, reads in funcs.items() if reads & rng_funcs}
     data = bound | {n for f in table.values() for n in f.reads} - set(imports) - (set(funcs) - bound)
     data -= BUILTINS
-    nb = Notebook(table, imports, funcs, impure, rng_funcs, data, _Groups())
+    nb = Notebook(table, imports, funcs, impure, rng_funcs, data, _Groups(), _reseeders(table, imports))
     for f in table.values():
         for names in f.links:
             nb.groups.link(_expand(nb, names) & data)
@@ -568,7 +568,8 @@ def plan(cells, release):
         run[i] = why
         reads = _expand(nb, f.exposed)
         needed = (needed - f.kills) | reads
-        rng_needed = not _reseeds(f, nb) and (rng_needed or f.rng or bool(reads & nb.rng_funcs))
+        reseeds = f.reseeds_with in nb.reseeders
+        rng_needed = not reseeds and (rng_needed or f.rng or bool(reads & nb.rng_funcs))
         files_needed = files_needed or f.file_reads
     return Plan(run, sorted(skip))
 
