@@ -353,9 +353,10 @@ def _reseed_call(stmt):
 def _reseeders(table, imports):
     """The names bound to the course's package whose `reseed(n)`, opening a cell, seeds every global random generator
     afresh: then what ran before that cell cannot change what it or a later cell draws. None when any cell sets
-    attributes of the package (a student could make `reseed` do nothing); a name some cell rebinds is left out."""
+    attributes of an imported module (a student could make `reseed`, or `torch.manual_seed` under it, do nothing);
+    a name some cell rebinds is left out."""
     package = {n for n, module in imports.items() if module == "attention_course"}
-    if any(package & (f.roots | set().union(*f.func_roots.values())) for f in table.values()):
+    if any(set(imports) & (f.roots | set().union(*f.func_roots.values())) for f in table.values()):
         return set()
     return package - {n for f in table.values() for n in f.defs - set(f.imports)}
 

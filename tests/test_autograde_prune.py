@@ -141,6 +141,7 @@ def test_a_check_that_reseeds_first_does_not_need_earlier_draws():
         "import attention_course as ac\nac.reseed = lambda seed: None",  # the package patched
         "ac = None",  # the name rebound
         "import attention_course as zz\ndef off():\n    zz.reseed = print",  # patched through another name
+        "torch.manual_seed = print",  # what reseed calls, patched
     ],
 )
 def test_a_reseed_a_student_could_have_changed_does_not_count(student):
