@@ -1078,8 +1078,9 @@ def install(payload, shell, fd):
     for pkg in helpers:
         try:
             base = importlib.import_module(pkg)
-            for info in pkgutil.iter_modules(base.__path__):
-                importlib.import_module(f"{pkg}.{info.name}")
+            names = getattr(base, "KERNEL_MODULES", None) or [info.name for info in pkgutil.iter_modules(base.__path__)]
+            for name in names:
+                importlib.import_module(f"{pkg}.{name}")
         except Exception:  # noqa: BLE001
             pass
     checks = sys.modules.get("attention_course.checks")

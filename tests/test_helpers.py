@@ -217,6 +217,30 @@ def test_package_holds_no_answers():
         assert banned not in source, banned
 
 
+def test_kernel_modules_are_what_lessons_use_and_import_no_jupyter_tools():
+    """The grader's guard loads and watches only `ac.KERNEL_MODULES` (autograde/kernel_guard.py): every module a
+    lesson imports from the package is one of them, every module of the package is classified, and loading them all
+    imports none of nbconvert, nbclient or nbgrader (a second of every graded kernel's start)."""
+    import pkgutil
+    import subprocess
+    import sys
+
+    tools = {"nbclient_fix", "offline_maths", "run", "validation"}
+    assert {info.name for info in pkgutil.iter_modules(ac.__path__)} == set(ac.KERNEL_MODULES) | tools
+    root = Path(__file__).resolve().parents[1]
+    used = set()
+    for source in (root / "solutions").glob("*/*.py"):
+        text = source.read_text()
+        used |= set(re.findall(r"\battention_course\.(\w+)", text))
+        for names in re.findall(r"from attention_course import ([\w, ]+)", text):
+            used |= {name.strip() for name in names.split(",")}
+    assert used and used <= set(ac.KERNEL_MODULES), used - set(ac.KERNEL_MODULES)
+    probe = "import sys, importlib; [importlib.import_module('attention_course.' + m) for m in sys.argv[1:]]; "
+    probe += "print(sorted(m for m in ('nbconvert', 'nbclient', 'nbgrader', 'nbformat') if m in sys.modules))"
+    loaded = subprocess.run([sys.executable, "-c", probe, *ac.KERNEL_MODULES], capture_output=True, text=True)
+    assert loaded.stdout.strip() == "[]", loaded.stdout + loaded.stderr
+
+
 class _Bars(widgets.View):
     """A view that blits one line and one title; rebuilt when `n` changes."""
 
