@@ -16,6 +16,7 @@ short page saying so (`failure_page`).
 
 import contextlib
 import html
+import re
 from pathlib import Path
 
 from nbgrader.preprocessors import ClearHiddenTests, GetGrades, NbGraderPreprocessor
@@ -116,14 +117,38 @@ def remembered(clean, size=4096):
     return clean_once
 
 
+# What nbconvert's accessibility pass changes in a page (HTMLExporter.from_notebook_node, through BeautifulSoup): an
+# image without alt text gets a stock one, the lab template's cells get a tabindex.
+NEEDS_ACCESSIBILITY_PASS = re.compile(r"<img(?![^>]*\balt=)|jp-Notebook")
+
+
 def cached_exporter_class():
     """nbconvert's HTML exporter, with one Jinja environment for the whole worker: the templates are
     loaded and compiled once, not once per student (the configuration is the same for all), and the
-    sanitiser remembers the lesson's text (`remembered`)."""
-    from nbconvert.exporters import HTMLExporter
+    sanitiser remembers the lesson's text (`remembered`). nbconvert then re-parses the whole page with
+    BeautifulSoup for its accessibility pass, most of a page's time; the course's page (classic template, every
+    figure with alt text) gives that pass nothing to do, so it runs only when it would change something."""
+    from nbconvert.exporters import HTMLExporter, TemplateExporter
+    from nbconvert.filters.highlight import Highlight2HTML
+    from nbconvert.filters.widgetsdatatypefilter import WidgetsDataTypeFilter
 
     class CachedHTMLExporter(HTMLExporter):
         shared = {}
+
+        def from_notebook_node(self, nb, resources=None, **kw):
+            # HTMLExporter.from_notebook_node up to its accessibility pass: the same filters, the same template
+            language = nb.metadata.get("language_info", {})
+            lexer = language.get("pygments_lexer", language.get("name", None))
+            highlight = self.filters.get("highlight_code", Highlight2HTML(pygments_lexer=lexer, parent=self))
+            given = resources  # the exporter's preprocessors work on copies of the notebook and its resources
+            resources = self._init_resources(resources)
+            data_types = WidgetsDataTypeFilter(notebook_metadata=self._nb_metadata, parent=self, resources=resources)
+            self.register_filter("highlight_code", highlight)
+            self.register_filter("filter_data_type", data_types)
+            page, resources = TemplateExporter.from_notebook_node(self, nb, resources, **kw)
+            if NEEDS_ACCESSIBILITY_PASS.search(page):
+                return super().from_notebook_node(nb, given, **kw)
+            return page, resources
 
         def _create_environment(self):
             key = (tuple(self.template_paths), self.template_name, repr(sorted(self.filters)))
