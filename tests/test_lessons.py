@@ -277,12 +277,28 @@ def test_claims_in_the_prose_hold(solved):
 # PyTorch picks its CPU kernels by the CPU's capability (AVX-512, AVX2, none), and a reduction's rounding depends on
 # the kernel and on the thread count; training amplifies those last-digit differences. The solved kernels above run
 # on this machine's best code path with one thread; these run every lesson again on two other paths (the second
-# with two BLAS threads), so that no claim depends on the machine it was written on.
+# with two BLAS threads), so that no claim depends on the machine it was written on. The BLAS libraries choose their
+# own kernels by CPU, whatever ATen does (MKL for torch's matrix products, oneDNN, OpenBLAS for numpy's), so each path
+# sets theirs too: "avx2" is what an AVX2 machine without AVX-512, such as an AMD EPYC, runs in all four.
 # (Two torch threads per kernel beside the suite's two workers on two cores made training cells run past their
 # limit: torch keeps one thread, numpy's BLAS gets two.)
+CPU_PATH_ONE_THREAD = {"ATTENTION_COURSE_THREADS": "1", "OMP_NUM_THREADS": "1"}
 OTHER_CPU_PATHS = {
-    "default-1thread": {"ATEN_CPU_CAPABILITY": "default", "ATTENTION_COURSE_THREADS": "1", "OMP_NUM_THREADS": "1"},
-    "avx2-blas2threads": {"ATEN_CPU_CAPABILITY": "avx2", "ATTENTION_COURSE_THREADS": "1", "OMP_NUM_THREADS": "2"},
+    "default-1thread": {
+        "ATEN_CPU_CAPABILITY": "default",
+        "MKL_ENABLE_INSTRUCTIONS": "SSE4_2",
+        "ONEDNN_MAX_CPU_ISA": "SSE41",
+        "OPENBLAS_CORETYPE": "Nehalem",
+        **CPU_PATH_ONE_THREAD,
+    },
+    "avx2-blas2threads": {
+        "ATEN_CPU_CAPABILITY": "avx2",
+        "MKL_ENABLE_INSTRUCTIONS": "AVX2",
+        "ONEDNN_MAX_CPU_ISA": "AVX2",
+        "OPENBLAS_CORETYPE": "Zen",
+        **CPU_PATH_ONE_THREAD,
+        "OMP_NUM_THREADS": "2",
+    },
 }
 
 
