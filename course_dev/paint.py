@@ -21,7 +21,8 @@ from course_dev.paths import solution_path
 
 # Installed on one explorer box: remembers when Enter was pressed in it, and when each new image was painted.
 PAINT_JS = """box => {
-  const output = box.querySelector('.widget-output');
+  // the output that shows the figure (an explorer may have another, for a note)
+  const output = [...box.querySelectorAll('.widget-output')].find(o => o.querySelector('img'));
   window.acPaint = {times: [], start: null, last: null};
   box.addEventListener('keydown', event => { if (event.key === 'Enter') acPaint.start = performance.now(); }, true);
   new MutationObserver(async () => {
@@ -48,8 +49,9 @@ def measure_explorer(page, box, changes):
     page.evaluate(PAINT_JS, box.element_handle())
     target = box.locator(TYPEABLE).first
     typed = target.evaluate("e => e.tagName === 'INPUT' ? e.value : e.textContent").strip()
+    choice = target.evaluate("e => e.tagName === 'INPUT'")
     for k in range(changes):
-        value = typed if k % 2 else _other_value(box, typed)
+        value = typed if k % 2 else _other_value(box, typed, choice)
         target.click()
         page.keyboard.press("Control+A")
         page.keyboard.type(value)
@@ -59,12 +61,15 @@ def measure_explorer(page, box, changes):
     return page.evaluate("() => acPaint.times")
 
 
-def _other_value(box, typed):
+def _other_value(box, typed, choice):
     """Another value for the control: for a choice, another option's label; for a number, a nearby one."""
     labels = box.locator(".ac-labels").first
-    if labels.count():
+    if choice and labels.count():
         options = json.loads(labels.get_attribute("data-labels"))
         return next(option for option in options if option != typed)
+    if typed.lstrip("-").isdigit():  # an integer slider takes only whole numbers
+        half = int(typed) // 2
+        return str(half if half >= 1 else int(typed) + 1)
     number = float(typed)
     return f"{number * 0.5:.2f}" if number else "1"
 

@@ -779,13 +779,25 @@ def ffn_stack(depth, config, ffn, norm, d=16, d_ff=32, seed=0):
 class DepthView(widgets.View):
     """Gradient per layer and stream size per layer for a stack of your feed_forward / layer_norm."""
 
-    MAX_DEPTH, FLOOR = 32, 1e-20
+    SPANS, FLOOR = (4, 8, 16, 32), 1e-20  # the depth axis runs 1..span, the smallest span that holds the depth
 
     def __init__(self):
         self.plain = {}  # depth -> the plain stack's curves (they do not depend on config)
 
     def key(self, depth, config):
-        return depth, config  # one layout per setting: the axes span what it draws, no more
+        # one layout per span, its axes spanning what every configuration draws at its depths: a new configuration
+        # or a depth within the span redraws only the curves and the titles, which keeps the controls quick
+        return next(span for span in self.SPANS if depth <= span)
+
+    def depths(self, depth):
+        """The depths that share `depth`'s layout."""
+        span = self.key(depth, None)
+        return range(max(s for s in (0, *self.SPANS) if s < span) + 1, span + 1)
+
+    def plain_stack(self, depth):
+        if depth not in self.plain:
+            self.plain[depth] = ffn_stack(depth, "plain", feed_forward, layer_norm)
+        return self.plain[depth]
 
     @staticmethod
     def decades(*curves):
@@ -794,21 +806,20 @@ class DepthView(widgets.View):
         return 10.0 ** np.floor(np.log10(values.min()) - 1e-9), 10.0 ** np.ceil(np.log10(values.max()) + 1e-9)
 
     def build(self, depth, config):
-        if depth not in self.plain:
-            self.plain[depth] = ffn_stack(depth, "plain", feed_forward, layer_norm)
-        mine = ffn_stack(depth, config, feed_forward, layer_norm)  # your code: the axes fit its curves
+        shown = [self.plain_stack(d) for d in self.depths(depth)]
+        shown += [ffn_stack(d, c, feed_forward, layer_norm) for d in self.depths(depth) for c in CONFIGS]  # your code
         fig, (left, right) = plt.subplots(1, 2, figsize=(6.6, 3.9), layout="constrained")
         self.lines = {}
         for ax, index in ((left, 0), (right, 1)):
             (reference,) = ax.semilogy([], [], "--", color=plots.color("guide"), label="plain (for comparison)")
             (chosen,) = ax.semilogy([], [], "o-", ms=3, color=plots.color("yours"), label="the chosen configuration")
             self.lines[index] = (reference, chosen)
-            ax.set_xlim(0.5, depth + 0.5)
+            ax.set_xlim(0.5, self.depths(depth)[-1] + 0.5)
             ax.xaxis.set_major_locator(matplotlib.ticker.MaxNLocator(integer=True))
             ax.set_xlabel("layer (1 = first,\nfarthest from the loss)")
-        left.set_ylim(*self.decades(mine[0], self.plain[depth][0]))
+        left.set_ylim(*self.decades(*(grads for grads, _ in shown)))
         left.set_ylabel("‖∂loss/∂W₁‖ (log)")
-        right.set_ylim(*self.decades(mine[1], self.plain[depth][1]))
+        right.set_ylim(*self.decades(*(sizes for _, sizes in shown)))
         right.set_ylabel("stream size after the layer\n(RMS, log)")
         right.legend(loc="upper left", fontsize=9)
         # the titles state the readout, at the current depth: layer 1's gradient and the last layer's stream size
@@ -821,9 +832,9 @@ class DepthView(widgets.View):
         layers = np.arange(1, depth + 1)
         for index in (0, 1):
             reference, chosen = self.lines[index]
-            reference.set_data(layers, np.maximum(self.plain[depth][index], self.FLOOR))
+            reference.set_data(layers, np.maximum(self.plain_stack(depth)[index], self.FLOOR))
             chosen.set_data(layers, np.maximum(self.mine[index], self.FLOOR))
-        (grads, sizes), (plain_grads, plain_sizes) = self.mine, self.plain[depth]
+        (grads, sizes), (plain_grads, plain_sizes) = self.mine, self.plain_stack(depth)
         plain = config == "plain"  # then the comparison is the curve itself
         self.titles[0].set_text(
             f"layer 1's gradient: {grads[0]:.1e}" + ("\n" if plain else f"\n(plain: {plain_grads[0]:.1e})")
@@ -836,12 +847,12 @@ class DepthView(widgets.View):
         grads, sizes = self.mine
         return (
             f"With '{config}' and {depth} layer{'s' * (depth > 1)}, the gradient reaching layer 1 is {grads[0]:.1e}"
-            + ("" if config == "plain" else f", against {self.plain[depth][0][0]:.1e} for the plain stack")
+            + ("" if config == "plain" else f", against {self.plain_stack(depth)[0][0]:.1e} for the plain stack")
             + ". "
             f"Two log plots for a stack of {depth} feed-forward sublayers, configuration '{config}'. Left: the "
             f"gradient norm of W₁ is {grads[0]:.1e} at layer 1 and {grads[-1]:.1e} at layer {depth} (plain stack: "
-            f"{self.plain[depth][0][0]:.1e} at layer 1). Right: the stream size after layer {depth} is "
-            f"{sizes[-1]:.2f} (plain: {self.plain[depth][1][-1]:.2f})."
+            f"{self.plain_stack(depth)[0][0]:.1e} at layer 1). Right: the stream size after layer {depth} is "
+            f"{sizes[-1]:.2f} (plain: {self.plain_stack(depth)[1][-1]:.2f})."
         )
 
 
