@@ -19,7 +19,7 @@ __all__ = ["reseed", "setup", "student_code", "torch_threads"]
 
 # The modules a lesson's kernel uses. The others (run, validation, offline_maths, nbclient_fix) are tools for Jupyter
 # and the command line that import nbconvert, nbclient or nbgrader: the grader's integrity guard loads and watches
-# only these before a student's code runs, which spares every graded kernel about a second of imports.
+# only these before a student's code runs, which spares every graded kernel about 1.5 s of imports.
 KERNEL_MODULES = ("checks", "data", "plots", "reuse", "traffic", "widgets")
 
 

@@ -117,17 +117,18 @@ def remembered(clean, size=4096):
     return clean_once
 
 
-# What nbconvert's accessibility pass changes in a page (HTMLExporter.from_notebook_node, through BeautifulSoup): an
-# image without alt text gets a stock one, the lab template's cells get a tabindex.
-NEEDS_ACCESSIBILITY_PASS = re.compile(r"<img(?![^>]*\balt=)|jp-Notebook")
+# What nbconvert's accessibility pass can change in a page (HTMLExporter.from_notebook_node, through BeautifulSoup): an
+# image without alt text gets a stock one, the lab template's cells get a tabindex. A page with any image runs it
+# (a student's raw HTML can hide a missing alt in many spellings); a page with none gives it nothing to do.
+NEEDS_ACCESSIBILITY_PASS = re.compile(r"<img\b|jp-Notebook", re.IGNORECASE)
 
 
 def cached_exporter_class():
     """nbconvert's HTML exporter, with one Jinja environment for the whole worker: the templates are
     loaded and compiled once, not once per student (the configuration is the same for all), and the
     sanitiser remembers the lesson's text (`remembered`). nbconvert then re-parses the whole page with
-    BeautifulSoup for its accessibility pass, most of a page's time; the course's page (classic template, every
-    figure with alt text) gives that pass nothing to do, so it runs only when it would change something."""
+    BeautifulSoup for its accessibility pass, most of a page's time; a page of the course's (classic template) without
+    images gives that pass nothing to do, so it runs only when there is an image or a lab cell."""
     from nbconvert.exporters import HTMLExporter, TemplateExporter
     from nbconvert.filters.highlight import Highlight2HTML
     from nbconvert.filters.widgetsdatatypefilter import WidgetsDataTypeFilter

@@ -1078,11 +1078,14 @@ def install(payload, shell, fd):
     for pkg in helpers:
         try:
             base = importlib.import_module(pkg)
-            names = getattr(base, "KERNEL_MODULES", None) or [info.name for info in pkgutil.iter_modules(base.__path__)]
-            for name in names:
-                importlib.import_module(f"{pkg}.{name}")
         except Exception:  # noqa: BLE001
-            pass
+            continue
+        names = getattr(base, "KERNEL_MODULES", None) or [info.name for info in pkgutil.iter_modules(base.__path__)]
+        for name in names:
+            try:
+                importlib.import_module(f"{pkg}.{name}")
+            except Exception:  # noqa: BLE001 - one module that fails to load leaves the others watched
+                pass
     checks = sys.modules.get("attention_course.checks")
     torch = sys.modules.get("torch")
     if checks is not None and torch is not None and hasattr(checks, "plain"):

@@ -22,7 +22,8 @@ from course_dev.paths import solution_path
 # Installed on one explorer box: remembers when Enter was pressed in it, and when each new image was painted.
 PAINT_JS = """box => {
   // the output that shows the figure (an explorer may have another, for a note)
-  const output = [...box.querySelectorAll('.widget-output')].find(o => o.querySelector('img'));
+  const outputs = [...box.querySelectorAll('.widget-output')];
+  const output = outputs.find(o => o.querySelector('img')) || outputs[0];
   window.acPaint = {times: [], start: null, last: null};
   box.addEventListener('keydown', event => { if (event.key === 'Enter') acPaint.start = performance.now(); }, true);
   new MutationObserver(async () => {

@@ -220,7 +220,7 @@ def test_package_holds_no_answers():
 def test_kernel_modules_are_what_lessons_use_and_import_no_jupyter_tools():
     """The grader's guard loads and watches only `ac.KERNEL_MODULES` (autograde/kernel_guard.py): every module a
     lesson imports from the package is one of them, every module of the package is classified, and loading them all
-    imports none of nbconvert, nbclient or nbgrader (a second of every graded kernel's start)."""
+    imports none of nbconvert, nbclient or nbgrader (about 1.5 s of every graded kernel's start)."""
     import pkgutil
     import subprocess
     import sys

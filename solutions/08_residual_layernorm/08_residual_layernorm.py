@@ -803,11 +803,15 @@ class DepthView(widgets.View):
     def decades(*curves):
         """Log-axis limits at whole powers of ten around every value of the curves."""
         values = np.concatenate([np.maximum(c, DepthView.FLOOR) for c in curves])
+        values = values[np.isfinite(values)]  # a configuration your code breaks must not take the others' axes down
+        if not values.size:
+            return DepthView.FLOOR, 1.0
         return 10.0 ** np.floor(np.log10(values.min()) - 1e-9), 10.0 ** np.ceil(np.log10(values.max()) + 1e-9)
 
     def build(self, depth, config):
         shown = [self.plain_stack(d) for d in self.depths(depth)]
-        shown += [ffn_stack(d, c, feed_forward, layer_norm) for d in self.depths(depth) for c in CONFIGS]  # your code
+        others = [c for c in CONFIGS if c != "plain"]
+        shown += [ffn_stack(d, c, feed_forward, layer_norm) for d in self.depths(depth) for c in others]  # your code
         fig, (left, right) = plt.subplots(1, 2, figsize=(6.6, 3.9), layout="constrained")
         self.lines = {}
         for ax, index in ((left, 0), (right, 1)):
