@@ -31,6 +31,7 @@ import pytest
 from harness import ROOT, copy_course, grade_id, read, solution_path
 from nbgrader.api import Gradebook
 
+from autograde import prune
 from autograde.cells import is_manual, is_solution, is_test, points, with_answers
 
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("grading")]
@@ -73,8 +74,15 @@ def answered(course, ids=None, free=False):
     return with_answers(released(course), solution, wanted if free else wanted - {FREE})
 
 
-def with_answer(course, gid, source):
+def with_answer(course, gid, source, experiments=True):
+    """The fully answered notebook with `gid`'s answer replaced by `source`. experiments=False: handed in without
+    the cells an honest submission's grade leaves out (the lesson's experiments and explorers), as a student may
+    delete cells. A cheat whose code the pruning analysis cannot follow is graded by running every cell; without
+    its experiments that full run costs seconds instead of the lesson's training, and tests the same route."""
     nb = answered(course)
+    if not experiments:
+        leave_out = set(prune.plan(nb.cells, prune.release_fingerprints(released(course))).skip)
+        nb.cells = [c for i, c in enumerate(nb.cells) if i not in leave_out]
     next(c for c in nb.cells if grade_id(c) == gid).source = source
     return nb
 
@@ -139,15 +147,16 @@ def add_cheats(course, add):
     # reads solutions/, then vandalises the gradebook and the course: the sandbox shows it none of them
     sol = course / "solutions" / LESSON / f"{LESSON}.ipynb"
     vandal = hostile_code("vandal", solution=str(sol), course=str(course))
-    add("tvandal", with_answer(course, "rnn-step", WRONG + vandal), "cheat")
+    add("tvandal", with_answer(course, "rnn-step", WRONG + vandal, experiments=False), "cheat")
     add("daemon", with_answer(course, "quiz-why-fade", hostile_code("daemon")), "daemon")
     for student in HOGS:
         add(student, with_answer(course, "quiz-rnn-state-size", hostile_code(f"hog_{student}")), "limit")
     # the check helpers rebound by three routes, in one notebook: any of them working would pass rnn-step
-    add("thelpers", with_answer(course, "rnn-step", WRONG + hostile_code("helpers_rebound")), "cheat")
+    add("thelpers", with_answer(course, "rnn-step", WRONG + hostile_code("helpers_rebound"), False), "cheat")
     runtime = "\n".join(hostile_code(f"route_{student}") for student in RUNTIME_ROUTES)
+    # the one cheat handed in with the experiments: a full run of the whole lesson beside a cheat
     add("truntime", with_answer(course, "rnn-step", WRONG + runtime + "\n"), "cheat")
-    add("tinspect", with_answer(course, "rnn-step", WRONG + hostile_code("inspects")), "cheat")
+    add("tinspect", with_answer(course, "rnn-step", WRONG + hostile_code("inspects"), False), "cheat")
     # a notebook global named like a builtin the tests use (issue 30 item 1): once gave 10/10 for wrong code
     add("tforzip", with_answer(course, "rnn-step", WRONG + hostile_code("for_zip")), "cheat")
     add("tglobalzip", with_answer(course, "rnn-step", WRONG + hostile_code("global_zip")), "cheat")
@@ -156,18 +165,19 @@ def add_cheats(course, add):
 def add_lms_routes(course, add, subs):
     """The routes of issue 21, each under a name an LMS might give; another lesson's notebooks."""
     displayhook = WRONG.replace("    return", "    import sys\n    sys.displayhook(2)\n    return")
-    add("kim", with_answer(course, "rnn-step", displayhook), "cheat", name=f"kim_{LESSON}.ipynb")
+    add("kim", with_answer(course, "rnn-step", displayhook, False), "cheat", name=f"kim_{LESSON}.ipynb")
     for other in sorted(p.name for p in (ROOT / "notebooks").iterdir() if p.is_dir() and p.name != LESSON):
         subs[f"kim_{other}.ipynb"] = read(ROOT / "notebooks" / other / f"{other}.ipynb")
     walker_code = hostile_code("frame_walker")  # walks to the test's frame and answers what the test expects
+    # with the experiments: one of them, not a test, is where the walker reads a frame (the guard flags it)
     walker = with_answer(course, "rnn-step", walker_code + "def rnn_step(h, x, W_h, W_x, b):\n    return Walker()\n")
     next(c for c in walker.cells if grade_id(c) == "quiz-rnn-state-size").source = walker_code + "q1_answer = Walker()"
     add("smithjohn-1002", walker, "cheat", name=f"smithjohn_1002_5002_{LESSON}.ipynb")
     v3 = nbformat.writes(nbformat.convert(answered(course), 3), version=3)
     add("smithjohn-1001", v3, "honest", name=f"smithjohn_1001_5001_{LESSON}.ipynb")
-    zeros = with_answer(course, "rnn-step", SNEAKY + hostile_code("random_zeros"))
+    zeros = with_answer(course, "rnn-step", SNEAKY + hostile_code("random_zeros"), False)
     add("Ada-Lovelace", zeros, "cheat", name=f"Ada Lovelace_77_assignsubmission_file_{LESSON}.ipynb")
-    add("李娜", with_answer(course, "rnn-step", WRONG + hostile_code("post_run_restore")), "cheat")
+    add("李娜", with_answer(course, "rnn-step", WRONG + hostile_code("post_run_restore"), False), "cheat")
 
 
 def add_odd_files(course, add, subs):
@@ -573,7 +583,9 @@ def test_grading_as_an_unprivileged_user(tmp_path_factory):
             downloads,
             {
                 f"ada_{STAMP}_{LESSON}.ipynb": answered(course),
-                f"bob_{STAMP}_{LESSON}.ipynb": with_answer(course, "rnn-step", WRONG + "checks.expect_close = print"),
+                f"bob_{STAMP}_{LESSON}.ipynb": with_answer(
+                    course, "rnn-step", WRONG + "checks.expect_close = print", False
+                ),
             },
         )
         if os.geteuid() == 0:
