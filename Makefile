@@ -28,9 +28,15 @@ PIP_LINKS = $(sort $(PIP_FIND_LINKS) $(shell $(PYTHON) -m pip config get global.
 UV := $(BIN)/uv pip install --quiet --compile-bytecode --python $(BIN)/python $(addprefix --find-links ,$(PIP_LINKS))
 PIP := $(BIN)/python -m pip install --quiet --disable-pip-version-check
 
-$(STAMP): requirements.txt pyproject.toml
+# jsonschema (under nbformat, nbgrader and JupyterLab) imports rfc3987-syntax whenever it is installed, and that builds
+# a parser from its grammar at every import: about 1 s of CPU in every nbgrader, nbconvert, Validate or grading
+# process. Only jsonschema's optional check of the "iri" format uses it (without it that check accepts any string),
+# and nothing the course runs checks IRIs: it is uninstalled.
+NOT_WANTED := rfc3987-syntax lark
+$(STAMP): requirements.txt pyproject.toml Makefile
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	($(PIP) uv==0.13.9 && $(UV) -r requirements.txt && $(UV) --no-deps -e .) || ($(PIP) -r requirements.txt && $(PIP) --no-deps -e .)
+	$(BIN)/python -m pip uninstall --yes --quiet --disable-pip-version-check $(NOT_WANTED)
 	@touch $@
 
 $(LAB_OVERRIDES): tools/student/labsettings/overrides.json | $(STAMP)

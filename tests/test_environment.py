@@ -23,6 +23,20 @@ def test_environment_yml_matches_requirements():
     assert req == env, f"requirements.txt and environment.yml differ: {set(req.items()) ^ set(env.items())}"
 
 
+def test_no_package_makes_every_jupyter_process_start_slowly():
+    """The Makefiles uninstall what they call NOT_WANTED: rfc3987-syntax, which jsonschema imports whenever it can
+    and which then builds a parser (about 1 s of CPU in every process that imports nbformat)."""
+    import importlib.util
+
+    wanted_gone = re.search(r"^NOT_WANTED := (.+)$", (ROOT / "Makefile").read_text(), re.M).group(1).split()
+    assert "rfc3987-syntax" in wanted_gone
+    assert re.search(r"^NOT_WANTED := (.+)$", (ROOT / "tools/student/Makefile").read_text(), re.M).group(1).split() == (
+        wanted_gone
+    ), "the student bundle leaves out the same packages"
+    still_there = [name for name in wanted_gone if importlib.util.find_spec(name.replace("-", "_"))]
+    assert not still_there, f"{still_there} installed: run `make venv` (it uninstalls them)"
+
+
 def test_every_requirement_is_pinned_exactly():
     for line in (ROOT / "requirements.txt").read_text().splitlines():
         if line.strip() and not line.startswith("#"):
