@@ -148,8 +148,8 @@ class ClassHub:
         """Stop the hub (it stops every user's server and its proxy), then make sure nothing is left."""
         if self.process and self.process.poll() is None:
             os.killpg(self.process.pid, signal.SIGTERM)
-            try:
-                self.process.wait(30)
+            try:  # it usually ends in 2-4 s; once in a few runs its clean-up hangs, so it is not waited on for long
+                self.process.wait(10)
             except subprocess.TimeoutExpired:
                 os.killpg(self.process.pid, signal.SIGKILL)
         for proc in self.leftovers():
