@@ -154,7 +154,7 @@ def add_cheats(course, add):
     # the check helpers rebound by three routes, in one notebook: any of them working would pass rnn-step
     add("thelpers", with_answer(course, "rnn-step", WRONG + hostile_code("helpers_rebound"), False), "cheat")
     runtime = "\n".join(hostile_code(f"route_{student}") for student in RUNTIME_ROUTES)
-    # the one cheat handed in with the experiments: a full run of the whole lesson beside a cheat
+    # handed in with the experiments: a full run of the whole lesson beside a cheat
     add("truntime", with_answer(course, "rnn-step", WRONG + runtime + "\n"), "cheat")
     add("tinspect", with_answer(course, "rnn-step", WRONG + hostile_code("inspects"), False), "cheat")
     # a notebook global named like a builtin the tests use (issue 30 item 1): once gave 10/10 for wrong code
