@@ -5,7 +5,7 @@ descriptor, and its records are read and analysed by the grader's own code (auto
     python tests/kernel_guard_driver.py < job.json       (run by tests/test_autograde_kernel_guard.py)
 
 job: {"cells": [{"source": ...} or {"test": grade_id, "source": ...}], "imports": [[name, module, attribute]],
-      "packages": [...], "helpers": [...]}
+      "packages": [...], "helpers": [...], "hidden": [begin, end] (nbgrader's default delimiters if absent)}
 prints: {"flags": [...], "outcomes": {grade_id: {"ok", "ename", "evalue", "value"}}}
 
 The cells run on a thread of a pool made before the guard is installed, so that what calls IPython is the
@@ -42,7 +42,8 @@ def main():
     check, check_nonce = guard.check_source()
     cells.append(check)
     imports = [tuple(i) for i in job.get("imports", [])]
-    payload = guard.payload(tests, imports, packages=job.get("packages", ["math"]), helpers=job.get("helpers", []))
+    packages, helpers = job.get("packages", ["math"]), job.get("helpers", [])
+    payload = guard.payload(tests, imports, packages=packages, helpers=helpers, hidden=job.get("hidden"))
     channel, setup = tempfile.TemporaryFile(), tempfile.TemporaryFile()
     setup.write(payload.encode())
     setup.seek(0)

@@ -4,6 +4,7 @@ breaks it, and the grader's reading of the guard's records (autograde/guard.py) 
 Its pieces are tested in this process by tests/test_autograde_guard.py; the guard in the students' sandboxed
 kernels by tests/test_grading.py."""
 
+import functools
 import json
 import subprocess
 import sys
@@ -17,9 +18,19 @@ SQRT_TEST = {"test": "sqrt-tests", "source": "assert math.sqrt(4) == 2.0"}
 LATER_TEST = {"test": "later-tests", "source": "assert 1 + 1 == 2"}
 
 
+@functools.cache
+def hidden():
+    """What marks a test cell's hidden part, read once here by the grader's own function (each driver importing
+    nbgrader for it would cost a second of CPU)."""
+    from autograde.guard import hidden_delimiters
+
+    return hidden_delimiters()
+
+
 def guarded(*cells, imports=MATH):
     """{"flags": [...], "outcomes": {grade_id: outcome}} of the cells run under the guard."""
     job = {"cells": [{"source": "import math"}, *cells], "imports": imports, "packages": ["math"], "helpers": []}
+    job["hidden"] = hidden()
     done = subprocess.run(
         [sys.executable, str(DRIVER)], input=json.dumps(job), capture_output=True, text=True, timeout=120
     )
