@@ -47,6 +47,7 @@ class LiveKernel:
             kernel_name="python3",
             allow_errors=True,
             resources={"metadata": {"path": str(self.path.parent)}},
+            shutdown_kernel="immediate",  # nothing of it is needed afterwards: no polite request, no wait
         )
         self.quiet = quiet
         self.cell_seconds = []

@@ -95,7 +95,7 @@ def type_in_terminal(page, hub, instructor, command, done, seconds=480):
         text = screen.inner_text()
         if re.search(done, text.split(command, 1)[-1]):
             break
-        page.wait_for_timeout(2000)
+        page.wait_for_timeout(500)
     page.screenshot(path=str(ARTIFACTS / "hub_instructor_terminal.png"))
     return text
 
