@@ -16,6 +16,7 @@ short page saying so (`failure_page`).
 
 import contextlib
 import html
+import json
 import re
 from pathlib import Path
 
@@ -97,24 +98,32 @@ class RubricBeside(NbGraderPreprocessor):
 _EXPORTER = None
 
 
-def remembered(clean, size=4096):
-    """`clean` (nbconvert's clean_html: bleach, a pure function of its text) remembering its last `size` answers.
-    Most of a page is the lesson's own text, the same for every student, and sanitising it was most of a page's
-    time; a student's own text is still cleaned (whatever is not remembered is)."""
+def remembered(func, key, size=4096):
+    """`func`, a pure function, remembering its last `size` answers by key(*args, **kw) (None: not remembered). Most
+    of a page is the lesson's own text and code, the same for every student: sanitising and highlighting them were
+    most of a page's time. A student's own text is still worked on (whatever is not remembered is)."""
     answers = {}
 
-    def clean_once(element):
-        try:
-            return answers[element]
-        except (KeyError, TypeError):  # not seen yet, or not a string
-            cleaned = clean(element)
-        if isinstance(element, (str, bytes)):
+    def once(*args, **kw):
+        name = key(*args, **kw)
+        if name is not None and name in answers:
+            return answers[name]
+        answer = func(*args, **kw)
+        if name is not None:
             if len(answers) >= size:
                 answers.pop(next(iter(answers)))
-            answers[element] = cleaned
-        return cleaned
+            answers[name] = answer
+        return answer
 
-    return clean_once
+    return once
+
+
+def text_key(element):
+    return element if isinstance(element, (str, bytes)) else None
+
+
+def cell_key(source, language=None, metadata=None):
+    return (source, language, json.dumps(metadata, sort_keys=True, default=str)) if isinstance(source, str) else None
 
 
 # What nbconvert's accessibility pass can change in a page (HTMLExporter.from_notebook_node, through BeautifulSoup): an
@@ -124,9 +133,9 @@ NEEDS_ACCESSIBILITY_PASS = re.compile(r"<img\b|jp-Notebook", re.IGNORECASE)
 
 
 def cached_exporter_class():
-    """nbconvert's HTML exporter, with one Jinja environment for the whole worker: the templates are
-    loaded and compiled once, not once per student (the configuration is the same for all), and the
-    sanitiser remembers the lesson's text (`remembered`). nbconvert then re-parses the whole page with
+    """nbconvert's HTML exporter, with one Jinja environment for the whole worker: the templates are loaded and
+    compiled once, not once per student (the configuration is the same for all), and the sanitiser and the code
+    highlighter remember the lesson's text and code (`remembered`). nbconvert then re-parses the whole page with
     BeautifulSoup for its accessibility pass, most of a page's time; a page of the course's (classic template) without
     images gives that pass nothing to do, so it runs only when there is an image or a lab cell."""
     from nbconvert.exporters import HTMLExporter, TemplateExporter
@@ -134,13 +143,13 @@ def cached_exporter_class():
     from nbconvert.filters.widgetsdatatypefilter import WidgetsDataTypeFilter
 
     class CachedHTMLExporter(HTMLExporter):
-        shared = {}
+        shared, highlighters = {}, {}
 
         def from_notebook_node(self, nb, resources=None, **kw):
             # HTMLExporter.from_notebook_node up to its accessibility pass: the same filters, the same template
             language = nb.metadata.get("language_info", {})
             lexer = language.get("pygments_lexer", language.get("name", None))
-            highlight = self.filters.get("highlight_code", Highlight2HTML(pygments_lexer=lexer, parent=self))
+            highlight = self.filters.get("highlight_code") or self.highlighter(lexer)
             given = resources  # the exporter's preprocessors work on copies of the notebook and its resources
             resources = self._init_resources(resources)
             data_types = WidgetsDataTypeFilter(notebook_metadata=self._nb_metadata, parent=self, resources=resources)
@@ -151,12 +160,18 @@ def cached_exporter_class():
                 return super().from_notebook_node(nb, given, **kw)
             return page, resources
 
+        def highlighter(self, lexer):
+            if lexer not in CachedHTMLExporter.highlighters:
+                highlight = Highlight2HTML(pygments_lexer=lexer, parent=self)
+                CachedHTMLExporter.highlighters[lexer] = remembered(highlight, cell_key)
+            return CachedHTMLExporter.highlighters[lexer]
+
         def _create_environment(self):
             key = (tuple(self.template_paths), self.template_name, repr(sorted(self.filters)))
             if key not in CachedHTMLExporter.shared:
                 environment = super()._create_environment()
                 if "clean_html" in environment.filters:
-                    environment.filters["clean_html"] = remembered(environment.filters["clean_html"])
+                    environment.filters["clean_html"] = remembered(environment.filters["clean_html"], text_key)
                 CachedHTMLExporter.shared[key] = environment
             return CachedHTMLExporter.shared[key]
 

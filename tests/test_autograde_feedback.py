@@ -101,3 +101,16 @@ def test_the_feedback_page_is_nbconverts_page(template, image):
         assert not image or ours.count("No description has been provided") == 2  # both images got nbconvert's alt
     else:
         assert ours != plain and str(BeautifulSoup(ours, features="html.parser")) == plain
+
+
+def test_remembered_answers_once_per_key_and_forgets_the_oldest():
+    from autograde.feedback import cell_key, remembered
+
+    calls = []
+    double = remembered(lambda text, **kw: calls.append(text) or text * 2, cell_key, size=2)
+    assert [double("a"), double("a", metadata={"x": 1}), double("a")] == ["aa"] * 3
+    assert calls == ["a", "a"], "same source, other metadata: worked on again; the same key: remembered"
+    double("b"), double(["not text"]), double(["not text"])
+    assert calls == ["a", "a", "b", ["not text"], ["not text"]], "only text is remembered"
+    double("a")
+    assert calls[-1] == "a", "the oldest of size=2 was forgotten"

@@ -2,6 +2,7 @@
 notebooks built in memory. Fast, no kernel. The proof that it never changes a grade, on every lesson's catalog,
 is in tests/test_prune_equivalence.py (slow tier)."""
 
+import ast
 import json
 
 import pytest
@@ -324,3 +325,15 @@ def test_a_left_out_cell_is_marked_with_the_note_as_nbformat_reads_it():
     assert cell.metadata.autograde.not_run and prune.SKIP_TAG in cell.metadata.tags
     prune.apply(nb, None)  # nothing known: every mark is taken off again
     assert prune.SKIP_TAG not in nb.cells[1].metadata.tags and "autograde" not in nb.cells[1].metadata
+
+
+def test_the_analysis_of_a_source_is_remembered_and_no_plan_changes_it():
+    """A grading worker analyses the same release cells for every student: the Facts are remembered per source, and
+    what `plan` adjusts for one notebook (a test cell reading names given as strings) is not seen by the next."""
+    by_name = "assert globals().get('d_k') == 4"
+    assert prune.facts(by_name).unfollowable
+    assert run(new_code_cell("d_k = 4"), new_code_cell("other = 1"), check(by_name)) == [1]
+    assert prune.facts(by_name).unfollowable and "d_k" not in prune.facts(by_name).reads
+    assert prune.facts(by_name) is not prune.facts(by_name)
+    tree = ast.parse("x = 'kept'\nprint(f'{x} text')")  # strings blanked for the patterns, then given back
+    assert prune._code(tree) == "x = ''\nprint(f'{x}')" and ast.unparse(tree) == "x = 'kept'\nprint(f'{x} text')"
