@@ -119,10 +119,12 @@ def remembered(func, key, size=4096):
 
 
 def text_key(element):
+    """What clean_html's answer depends on: its text."""
     return element if isinstance(element, (str, bytes)) else None
 
 
 def cell_key(source, language=None, metadata=None):
+    """What highlight_code's answer depends on: the cell's source, language and metadata (a magic's language)."""
     return (source, language, json.dumps(metadata, sort_keys=True, default=str)) if isinstance(source, str) else None
 
 
