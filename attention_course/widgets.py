@@ -299,6 +299,7 @@ class Explorer(w.VBox):
             self._key = key
             return self._fig
         self.view.dynamic = ()
+        self._crop = self._background = None  # after an error, nothing of the figure it left is drawn again
         self._fig = self.view.figure = self.view.build(**values)
         plt.close(self._fig)  # out of pyplot's list (no second copy inline); it is shown as an image here
         FigureCanvasAgg(self._fig)  # closing detached its canvas: draw it with Agg from now on

@@ -284,6 +284,33 @@ def test_blitted_image_equals_a_full_draw():
     )
 
 
+class _FailsAtScale2(_Bars):
+    """_Bars whose update() (the student's code) raises at scale = 2."""
+
+    def update(self, n, scale):
+        if scale == 2:
+            raise ValueError("scale 2")
+        super().update(n, scale)
+
+
+def test_after_an_error_the_next_layout_is_drawn_whole():
+    """The student's code fails at one setting and the next setting needs another layout: its image shows that
+    layout's axes, not the background kept from the figure drawn before the error."""
+    box = widgets.explore(_FailsAtScale2(), n=widgets.slider("n", 2, 9, 3), scale=widgets.slider("scale", 0, 3, 1))
+    box.controls["scale"].value = 2
+    assert box.status.startswith("error: ValueError")
+    box.controls["n"].value = 8
+    box.controls["scale"].value = 1
+    assert box.status == "figure"
+    shown = widgets.render_png(box._fig, box._crop, draw=False)
+    for artist in box.view.dynamic:
+        artist.set_animated(False)
+    assert np.array_equal(
+        plt.imread(__import__("io").BytesIO(shown)),
+        plt.imread(__import__("io").BytesIO(widgets.render_png(box._fig, box._crop))),
+    )
+
+
 def test_show_puts_alt_text_into_the_page_at_double_density_and_refuses_tiny_text(monkeypatch):
     shown = []
     monkeypatch.setattr("IPython.display.display", lambda obj, **kw: shown.append(obj))
