@@ -52,7 +52,14 @@ def load_catalog(lesson):
 
 
 class LiveKernel(kernel.LiveKernel):
-    """course_dev.kernel.LiveKernel that also records the explorers the notebook builds (the tests list them)."""
+    """course_dev.kernel.LiveKernel that also records the explorers the notebook builds (the tests list them), and
+    reports exceptions in IPython's Minimal mode: the tests read an error's name and message only, and laying out a
+    Context traceback (the source around every frame) was about two thirds of a kernel's CPU in the catalog tests,
+    which raise in hundreds of test cells (JupyterLab, grading and the benchmark keep IPython's default)."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.client.extra_arguments = [*self.client.extra_arguments, "--InteractiveShell.xmode=Minimal"]
 
     def __enter__(self):
         super().__enter__()
