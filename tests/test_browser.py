@@ -104,6 +104,15 @@ def solution_page(browser, lab):
         page.close()
 
 
+@pytest.fixture(scope="session")
+def student_page(browser, lab):
+    """STUDENT_LESSON's student notebook, opened once for the tests that look at it (a JupyterLab page costs Chromium
+    about 6 CPU-seconds to load and draw)."""
+    notebook = NotebookPage(browser, lab, f"notebooks/{STUDENT_LESSON}/{STUDENT_LESSON}.ipynb")
+    yield notebook
+    notebook.close()
+
+
 @pytest.fixture
 def open_notebook(browser, lab):
     pages = []
@@ -430,8 +439,8 @@ def test_every_explorer_responds_in_jupyterlab(lesson, solution_page, record_pro
 
 
 @pytest.mark.skipif(STUDENT_LESSON is None, reason="no lesson has an explorer yet")
-def test_student_explorers_ask_for_the_exercise_first(open_notebook):
-    notebook = open_notebook(f"notebooks/{STUDENT_LESSON}/{STUDENT_LESSON}.ipynb")
+def test_student_explorers_ask_for_the_exercise_first(student_page):
+    notebook = student_page
     notebook.run_cell_by_cell()
     boxes = notebook.explorers(explore_calls(student_path(STUDENT_LESSON)))
     for number, box in enumerate(boxes, 1):
@@ -449,9 +458,8 @@ def test_student_explorers_ask_for_the_exercise_first(open_notebook):
 
 
 @pytest.mark.skipif(STUDENT_LESSON is None, reason="no lesson has an explorer yet")
-def test_validate_button_is_in_the_notebook_toolbar(open_notebook):
-    notebook = open_notebook(f"notebooks/{STUDENT_LESSON}/{STUDENT_LESSON}.ipynb", wait_for_kernel=False)
-    toolbar = notebook.page.locator(".jp-NotebookPanel-toolbar")
+def test_validate_button_is_in_the_notebook_toolbar(student_page):
+    toolbar = student_page.page.locator(".jp-NotebookPanel-toolbar")
     toolbar.get_by_text("Validate", exact=True).wait_for(state="visible", timeout=30_000)
 
 
