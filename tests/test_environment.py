@@ -29,13 +29,16 @@ def not_wanted(makefile):
 
 
 def test_no_package_makes_every_jupyter_process_start_slowly():
-    """The Makefiles uninstall what they call NOT_WANTED: rfc3987-syntax, which jsonschema imports whenever it can
-    and which then builds a parser (about 1 s of CPU in every process that imports nbformat)."""
+    """The Makefiles uninstall what they call NOT_WANTED, and Binder's postBuild the same: rfc3987-syntax, which
+    jsonschema imports whenever it can and which then builds a parser (about 1 s of CPU in every process that imports
+    nbformat)."""
     import importlib.util
 
     gone = not_wanted("Makefile")
     assert "rfc3987-syntax" in gone
     assert not_wanted("tools/student/Makefile") == gone, "the student bundle leaves out the same packages"
+    binder = re.search(r"pip uninstall --yes --quiet (.+)$", (ROOT / "postBuild").read_text(), re.M).group(1).split()
+    assert binder == gone, "Binder's postBuild leaves out the same packages"
     still_there = [name for name in gone if importlib.util.find_spec(name.replace("-", "_"))]
     assert not still_there, f"{still_there} installed: run `make venv` (it uninstalls them)"
 
