@@ -272,16 +272,21 @@ def test_view_updates_in_place_and_rebuilds_only_on_a_new_key():
     assert box.builds == 2
 
 
-def test_blitted_image_equals_a_full_draw():
-    box = widgets.explore(_Bars(), n=widgets.slider("n", 2, 9, 4), scale=widgets.slider("scale", 0, 3, 1))
-    box.controls["scale"].value = 3
-    blitted = widgets.render_png(box._fig, box._crop, draw=False)
+def assert_shown_as_a_full_draw(box):
+    """The explorer's image (its cached background and its dynamic artists drawn on top) is the whole figure drawn."""
+    shown = widgets.render_png(box._fig, box._crop, draw=False)
     for artist in box.view.dynamic:
         artist.set_animated(False)
     assert np.array_equal(
-        plt.imread(__import__("io").BytesIO(blitted)),
+        plt.imread(__import__("io").BytesIO(shown)),
         plt.imread(__import__("io").BytesIO(widgets.render_png(box._fig, box._crop))),
     )
+
+
+def test_blitted_image_equals_a_full_draw():
+    box = widgets.explore(_Bars(), n=widgets.slider("n", 2, 9, 4), scale=widgets.slider("scale", 0, 3, 1))
+    box.controls["scale"].value = 3
+    assert_shown_as_a_full_draw(box)
 
 
 class _FailsAtScale2(_Bars):
@@ -302,13 +307,7 @@ def test_after_an_error_the_next_layout_is_drawn_whole():
     box.controls["n"].value = 8
     box.controls["scale"].value = 1
     assert box.status == "figure"
-    shown = widgets.render_png(box._fig, box._crop, draw=False)
-    for artist in box.view.dynamic:
-        artist.set_animated(False)
-    assert np.array_equal(
-        plt.imread(__import__("io").BytesIO(shown)),
-        plt.imread(__import__("io").BytesIO(widgets.render_png(box._fig, box._crop))),
-    )
+    assert_shown_as_a_full_draw(box)
 
 
 def test_show_puts_alt_text_into_the_page_at_double_density_and_refuses_tiny_text(monkeypatch):
