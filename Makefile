@@ -1,6 +1,6 @@
 # Attention, from the dot product up.
 #   make lab   set up .venv on first use, then open JupyterLab on the student notebooks (notebooks/)
-#   make test  the same set-up, then the test suite CI runs (make test-fast: the everyday tier; make test-full: every proof)
+#   make test  the same set-up, then the test suite CI runs (make test-fast: the everyday tier; make test-full: all cases)
 #   make validate NB=<notebook> / make run NB=<notebook>   a lesson's checks, or the whole notebook, headless
 SHELL := /bin/bash
 PYTHON ?= python3
@@ -62,15 +62,15 @@ formgrader: $(STAMP) $(LAB_FILES)
 
 # The suite CI runs (about 6 minutes on 2 cores; the goal is 10): everything but the repeated cases of the slowest proofs, which
 # `make test-full` adds (every lesson on other CPU code paths and through `make grade`, every lesson read in
-# JupyterLab, the pruned-vs-full proof, the hub on PostgreSQL: tests/harness.py MAKE_TEST_KEEPS).
+# JupyterLab, the rest of lesson 01's pruned-vs-full proof, the hub on PostgreSQL: tests/harness.py MAKE_TEST_KEEPS).
 test: $(STAMP) $(LAB_FILES) browser-deps
 	$(BIN)/python -m pytest -m "not full" $(PYTEST_ARGS)
 
 test-full: $(STAMP) $(LAB_FILES) browser-deps
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
-# The everyday tier (a few minutes): everything but the tests marked slow (browser, nbgrader end to end,
-# the class grading batch, the unanswered student notebooks).
+# The everyday tier (about 2 minutes): everything but the tests marked slow (README.md, "What make test checks",
+# lists them).
 test-fast: $(STAMP)
 	$(BIN)/python -m pytest -m "not slow" $(PYTEST_ARGS)
 

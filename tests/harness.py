@@ -25,8 +25,8 @@ BROWSER_LESSON_FOR_KIND = {
     "TypeableChoice(SelectionSlider)": "04_softmax",
 }
 
-# `make test` (CI) aims at 10 minutes on 2 cores (issue 29); `make test-full` runs every proof (before a release:
-# about 30 minutes). The slow proofs below repeat per lesson or per database: `make test` keeps the cases named here
+# `make test` (CI) aims at 10 minutes on 2 cores (issue 29); `make test-full` runs every case (before a release:
+# about 20 minutes). The slow proofs below repeat per lesson or per database: `make test` keeps the cases named here
 # and the others are marked `full` (tests/conftest.py). Chosen: the capstone's claims on the plainest CPU code path
 # (the case an AMD machine failed), the hub on SQLite with the browser, lesson 01 read in JupyterLab. No lesson goes
 # through `make grade` alone: in `make test` the grading batch, the hub and the README commands grade lesson 01 so.
