@@ -78,7 +78,9 @@ def derive_id(name):
 
 
 def student_of(name, roster, lms_id=""):
-    """(student id, flag or None) for the name part of a file name."""
+    """(student id, flag or None) for the name part of a file name; `lms_id`: the LMS's user id the name came with
+    (Canvas's, D2L's, Gradescope's), '' for Moodle, whose number is a participant number that mod/assign makes per
+    assignment and person: it tells two people of one name apart, but names nobody in the roster's lms_id."""
     if roster and lms_id and f"lms:{lms_id}" in roster:
         return roster[f"lms:{lms_id}"], None
     if roster and fold(name) in roster:
@@ -288,7 +290,9 @@ def parse_name(name, lesson, lessons, roster, folders=(), gradescope=None):
         lms_id=lms_id,
     )
     if not anonymous:
-        entry.student, flag = student_of(who, roster, lms_id)
+        named_by = [f for f in folders if f and f != "archive"][-1:] if by_folder else [bare]
+        moodle = bool(named_by) and MOODLE.match(named_by[0])
+        entry.student, flag = student_of(who, roster, "" if moodle else lms_id)
         if flag:
             entry.flags.append(flag)
     return entry

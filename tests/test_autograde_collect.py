@@ -72,6 +72,24 @@ def test_canvas_and_moodle_ids_tell_same_name_students_apart(tmp_path):
     assert collect.student_of("smithjohn", roster, "1001") == ("jsmith", None)
 
 
+def test_a_moodle_number_never_names_someone_in_the_roster(tmp_path):
+    """Moodle's number in a download is a participant number of that one assignment (mod/assign makes one per
+    assignment and person), not the user's id: a roster's lms_id that happens to hold it (another LMS's user id, or
+    a Moodle user id) must not give the file to that person; the name does."""
+    roster = {"lms:2001": "grace", "lms:1001": "jsmith", collect.fold("Ada Lovelace"): "ada"}
+    folder = tmp_path / "downloads"
+    for name in (
+        f"Ada Lovelace_2001_assignsubmission_file_{L}.ipynb",
+        f"x/Ada Lovelace_2001_assignsubmission_file_/{L}.ipynb",
+    ):
+        (folder / name).parent.mkdir(parents=True, exist_ok=True)
+        (folder / name).write_text(notebook("rnn-step"))
+    entries = collect.collect_folder(course(tmp_path), L, folder, roster)
+    assert {e.student for e in entries} == {"ada"}, [(e.file, e.student) for e in entries]
+    canvas = collect.parse_name(f"smithjohn_1001_5001_{L}.ipynb", L, {L: [L]}, roster)
+    assert canvas.student == "jsmith", "Canvas's number is the user's id: the roster's lms_id maps it"
+
+
 def test_every_file_is_listed_even_the_ones_not_read(tmp_path):
     folder = tmp_path / "downloads"
     (folder / "archive").mkdir(parents=True)
