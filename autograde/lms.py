@@ -35,6 +35,7 @@ CANVAS_TOTAL = "Final Score"  # a read-only column: Canvas shows it and ignores 
 # then one column per grade item, named like Moodle's export ("<item> (Real)").
 MOODLE_ID_COLUMNS = ["First name", "Last name", "ID number", "Email address"]
 MOODLE_TOTAL = "Course total (Real)"
+HAND = "the free answer (its points count 0 until graded by hand)"  # a hand grade not given yet
 
 
 def lesson_points(db_url, lessons=None):
@@ -55,6 +56,24 @@ def points_in(gb, lessons=None):
             except MissingEntry:
                 pass
     return maximum, points
+
+
+def pending_in(gb, lessons=None):
+    """{(student, lesson)} whose submission has an answer waiting for a hand grade (the free answer): it counts 0
+    in an export until someone grades it."""
+    names = sorted(lessons or [a.name for a in gb.assignments])
+    waiting = set()
+    for name in names:
+        for submission in gb.find_assignment(name).submissions:
+            notebooks = submission.notebooks
+            if any(_waiting(g) for nb in notebooks for g in nb.grades):
+                waiting.add((submission.student.id, name))
+    return waiting
+
+
+def _waiting(grade):
+    """No points yet and a person's to give: what autograde leaves for a free answer (gradebook.commit)."""
+    return grade.needs_manual_grade and grade.manual_score is None and grade.auto_score is None
 
 
 def _score(points, student, lesson):
@@ -98,11 +117,12 @@ def export(kind, roster_path, out_path, db_url, submitted=None):
     """Write the CSV; return what was counted 0: {lesson: {"no submission" or "collected, not graded yet": [ids]}}
     (collected = in the course's `submitted` folder, nbgrader's collect step, without a grade in the gradebook)."""
     with Gradebook(db_url) as gb:
-        return write(kind, roster.read(roster_path), points_in(gb), out_path, submitted)
+        return write(kind, roster.read(roster_path), points_in(gb), out_path, submitted, pending_in(gb))
 
 
-def write(kind, people, lesson_points, out_path, submitted=None):
-    """export's CSV from the roster's rows and (maximum, points) of the gradebook; returns what was counted 0."""
+def write(kind, people, lesson_points, out_path, submitted=None, pending=()):
+    """export's CSV from the roster's rows and (maximum, points) of the gradebook; returns what was counted 0
+    (`pending`: the (student, lesson) pairs whose free answer waits for a hand grade)."""
     maximum, points = lesson_points
     rows = (canvas_rows if kind == "canvas" else moodle_rows)(people, maximum, points)
     with open(out_path, "w", newline="", encoding="utf-8") as handle:
@@ -113,6 +133,8 @@ def write(kind, people, lesson_points, out_path, submitted=None):
             collected = submitted is not None and (Path(submitted) / student / lesson).is_dir()
             why = "collected, not graded yet" if collected else "no submission"
             gaps.setdefault(lesson, {}).setdefault(why, []).append(student)
+        for student in sorted(p["student_id"] for p in people if (p["student_id"], lesson) in pending):
+            gaps.setdefault(lesson, {}).setdefault(HAND, []).append(student)
     return gaps
 
 
@@ -122,7 +144,9 @@ def describe_gaps(gaps):
     for lesson, kinds in gaps.items():
         for why, students in kinds.items():
             line = f"  {lesson}: {why} from {', '.join(students)}"
-            if why != "no submission":
+            if why == HAND:
+                line += " (grade it in the formgrader's Manual Grading, then make lms again)"
+            elif why != "no submission":
                 line += f" (grade it: make grade LESSON={lesson} SUBMISSIONS=exchange, then make lms again)"
             lines.append(line)
     return "\n".join(["counted 0:", *lines]) if lines else ""
@@ -145,7 +169,10 @@ class LmsExportPlugin(ExportPlugin):
             self.parent.exit(1)
         if self.student:
             people = [p for p in people if p["student_id"] in {str(s) for s in self.student}]
-        gaps = write(self.KIND, people, points_in(gradebook, [str(a) for a in self.assignment]), out, self._submitted())
+        lessons = [str(a) for a in self.assignment]
+        gaps = write(
+            self.KIND, people, points_in(gradebook, lessons), out, self._submitted(), pending_in(gradebook, lessons)
+        )
         print(f"wrote {out} ({self.KIND})")
         if gaps:
             print(describe_gaps(gaps))

@@ -32,6 +32,7 @@ def gradebook(tmp_path):
             ("b-tests", "01_why_attention", "ada"): 1.5,
             ("c-tests", "02_dot_product", "ada"): 4,
             ("a-tests", "01_why_attention", "alan"): 2,
+            ("b-tests", "01_why_attention", "alan"): 0,
         }.items():
             gb.find_grade(cell, lesson, lesson, student).auto_score = score
         gb.db.commit()
@@ -67,6 +68,30 @@ def test_lms_names_the_lesson_and_tells_collected_from_missing(gradebook, tmp_pa
     assert gaps == {"02_dot_product": {"collected, not graded yet": ["alan"]}}
     said = lms.describe_gaps(gaps)
     assert "02_dot_product: collected, not graded yet from alan" in said and "make grade LESSON=02_dot_product" in said
+
+
+def test_an_answer_waiting_for_a_hand_grade_is_named(tmp_path):
+    """A free answer nobody has graded by hand counts 0 in the export: the export says so, student by student."""
+    url, lesson = f"sqlite:///{tmp_path / 'gradebook.db'}", "01_why_attention"
+    with Gradebook(url) as gb:
+        gb.add_assignment(lesson)
+        gb.add_notebook(lesson, lesson)
+        gb.add_grade_cell("a-tests", lesson, lesson, max_score=2, cell_type="code")
+        gb.add_grade_cell("free", lesson, lesson, max_score=3, cell_type="markdown")
+        for student in ("ada", "alan"):
+            gb.add_student(student)
+            gb.add_submission(lesson, student)
+            gb.find_grade("a-tests", lesson, lesson, student).auto_score = 2
+            gb.find_grade("free", lesson, lesson, student).needs_manual_grade = student == "ada"
+        gb.find_grade("free", lesson, lesson, "alan").manual_score = 3
+        gb.db.commit()
+    people = tmp_path / "roster.csv"
+    people.write_text("student_id,name\nada,Ada Lovelace\nalan,Alan Turing\n")
+    gaps = lms.export("canvas", people, tmp_path / "canvas.csv", url)
+    assert gaps == {lesson: {lms.HAND: ["ada"]}}, gaps
+    assert [row[-1] for row in read(tmp_path / "canvas.csv")[2:]] == ["2", "5"], "ada's free answer counts 0"
+    said = lms.describe_gaps(gaps)
+    assert "01_why_attention: the free answer" in said and "Manual Grading" in said
 
 
 def test_moodle_grade_import_csv(gradebook, tmp_path):
