@@ -69,7 +69,8 @@ c.RubricBeside.source = os.path.join(ROOT, "solutions")
 # workers) runs PruneCells before Execute; nbgrader's Validate (the button, `nbgrader validate`) prunes through
 # nbclient's hook, against the release's cells (notebooks/.release_cells.json, made by `make release`), set in
 # tools/student/nbgrader_config.py (loaded above).
-# Every cell executed: c.PruneCells.enabled = False here, `python -m autograde ... --full`, or AUTOGRADE_FULL=1.
+# Every cell executed: c.PruneCells.enabled = False here or AUTOGRADE_FULL=1 (nbgrader's autograde, the formgrader,
+# Validate); `python -m autograde ... --full` (the grading command sets PruneCells itself).
 c.Autograde.autograde_preprocessors = [
     "autograde.pruning.PruneCells",
     "nbgrader.preprocessors.Execute",

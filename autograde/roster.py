@@ -2,11 +2,12 @@
 
     student_id,name,email,lms_id,sis_user_id,sis_login_id,section
 
-One row per student. `student_id` is the nbgrader/JupyterHub id (required); `name` the name the LMS shows and
-puts in download file names; `lms_id` the LMS's own user id (Canvas's numeric user ID; Canvas and Moodle put it
-in download file names); the SIS columns and `section` are copied into Canvas's file as they are. Unused
-columns may be left empty or out. Older rosters' headers are read as the columns they meant (`ALIASES`).
-autograde/roster-example.csv is a complete example.
+One row per student. `student_id` is the nbgrader/JupyterHub id (required); `name` the name the LMS shows (Moodle
+and Brightspace put it in download file names, Gradescope in its metadata; Canvas a squashed form that matches no
+name); `lms_id` the LMS's own user id (Canvas's numeric user ID, in its download file names; Moodle's number there
+is a participant number of one assignment and is never looked up); the SIS columns and `section` are copied into
+Canvas's file. Unused columns may be left empty or out. Older rosters' headers are read as the columns they meant
+(`ALIASES`). autograde/roster-example.csv is a complete example.
 """
 
 import csv
