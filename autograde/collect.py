@@ -28,10 +28,18 @@ from .roster import STUDENT_ID, fold
 
 ATTEMPT = re.compile(r"(\d{4})-(\d{2})-(\d{2})[-_ T](\d{2})[-:.](\d{2})[-:.](\d{2})")
 CANVAS = re.compile(r"^(?P<name>[^_]+)(?:_LATE)?_(?P<lms>\d+)_(?P<submission>\d+)_(?P<rest>.+)$")
+# Canvas with anonymous grading: `[LATE_]anon_<anonymous id>_<attachment id>_<file>` (no name, no user id)
+CANVAS_ANONYMOUS = re.compile(r"^(?:LATE_)?(?P<name>anon_[0-9A-Za-z]+)_(?P<submission>\d+)_(?P<rest>.+)$")
 MOODLE = re.compile(r"^(?P<name>[^_]+)_(?P<lms>\d+)_assignsubmission_(?:file|onlinetext)_(?P<rest>.*)$")
+# Moodle's "in folders" (Moodle 4.1 and later leave out the trailing `_` of 3.x)
+MOODLE_FOLDER = re.compile(r"^(?P<name>[^_]+)_(?P<lms>\d+)_assignsubmission_(?:file|onlinetext)_?$")
 # Brightspace/D2L: `<id>-<user id> - <First Last> - <date> - <file>`
 D2L = re.compile(r"^(?P<submission>\d+)-(?P<lms>\d+) - (?P<name>.+?) - (?P<date>.+?) - (?P<rest>.+)$")
-D2L_DATES = ("%b %d, %Y %I%M %p", "%b %d, %Y %I:%M %p", "%B %d, %Y %I%M %p", "%d %B, %Y %I:%M %p", "%d %b, %Y %I%M %p")
+D2L_FOLDER = re.compile(r"^(?P<submission>\d+)-(?P<lms>\d+) - (?P<name>.+?) - (?P<date>.+)$")  # a folder per submission
+D2L_DATES = ("%b %d, %Y %I:%M %p", "%B %d, %Y %I:%M %p", "%d %B, %Y %I:%M %p", "%d %b, %Y %I:%M %p")
+# D2L writes the time without a colon and the hour without a leading zero (`926 PM`, `1022 AM`): the last two
+# digits are the minutes
+D2L_TIME = re.compile(r"\b(\d{1,2}):?(\d{2})(\s*[AP]M)\b")
 # Blackboard (nbgrader's ZipCollect convention): `<assignment>_<username>_attempt_<date>_<file>`
 BLACKBOARD = re.compile(r"^(?P<assignment>.+)_(?P<name>[^_]+)_attempt_(?P<rest>.*)$")
 # nbgrader's exchange inbound folder: `<student>+<assignment>+<timestamp>[+<random>]`
@@ -78,9 +86,9 @@ def derive_id(name):
 
 
 def student_of(name, roster, lms_id=""):
-    """(student id, flag or None) for the name part of a file name; `lms_id`: the LMS's user id the name came with
-    (Canvas's, D2L's, Gradescope's), '' for Moodle, whose number is a participant number that mod/assign makes per
-    assignment and person: it tells two people of one name apart, but names nobody in the roster's lms_id."""
+    """(student id, flag or None) for the name part of a file name; `lms_id`: the LMS's user id the name came with,
+    as the roster's lms_id holds it (Canvas's, D2L's), or '' (read_person: Moodle's number is a participant number
+    that mod/assign makes per assignment and person, Gradescope's a school's student id)."""
     if roster and lms_id and f"lms:{lms_id}" in roster:
         return roster[f"lms:{lms_id}"], None
     if roster and fold(name) in roster:
@@ -121,6 +129,12 @@ def _not_read(path, rel, archive):
     return ""
 
 
+def names_a_person(name):
+    """Whether a file name carries its person the way an LMS writes one (an LMS's own zip of the class keeps such
+    names: the zip's name is put before a member's name only when the member names nobody)."""
+    return any(p.match(name) for p in (CANVAS, CANVAS_ANONYMOUS, MOODLE, D2L, BLACKBOARD)) or "_attempt_" in name
+
+
 def _zip_members(path, rel, budget=512 * 1024 * 1024):
     """The files in a zip an LMS made, each a Download (hidden and oversized members listed, not read)."""
     try:
@@ -131,7 +145,8 @@ def _zip_members(path, rel, budget=512 * 1024 * 1024):
                     continue
                 member = unicodedata.normalize("NFC", info.filename)
                 inner = Path(member).parts[:-1]
-                download = Download(f"{rel}:{member}", Path(member).name if inner else f"{path.stem}_{member}")
+                named = inner or names_a_person(member)  # else: a student's own zip of a bare notebook
+                download = Download(f"{rel}:{member}", Path(member).name if named else f"{path.stem}_{member}")
                 download.folders = inner
                 if any(part.startswith(".") for part in Path(member).parts):
                     download.status, download.reason = Status.NOT_GRADED, HIDDEN
@@ -190,49 +205,68 @@ def stamp(text):
             return datetime(*map(int, found.groups()))
         except ValueError:
             return None
+    text = D2L_TIME.sub(r"\1:\2\3", (text or "").strip())
     for pattern in D2L_DATES:
         try:
-            return datetime.strptime((text or "").strip(), pattern)
+            return datetime.strptime(text, pattern)
         except ValueError:
             pass
     return None
 
 
 def folder_person(folders, lessons, gradescope):
-    """(name, LMS id, time) of the person a download's folders name, or None: Moodle's "in folders"
-    (`Ada Lovelace_2001_assignsubmission_file_/`), nbgrader's exchange (`ada+lesson+time/`, or
-    `ada/<lesson>/`), Gradescope's export (`submission_<id>/`, the person from its metadata file)."""
+    """(name, LMS id, time, user id) of the person a download's folders name, or None: Moodle's "in folders"
+    (`Ada Lovelace_2001_assignsubmission_file_/`), Brightspace's folder per submission, nbgrader's exchange
+    (`ada+lesson+time/`, or `ada/<lesson>/`), Gradescope's export (`submission_<id>/`, the person from its metadata
+    file). The innermost folder that names someone counts (a student's own subfolder names nobody). The user id is
+    what the roster's lms_id may hold: D2L's; not Moodle's participant number, nor Gradescope's student id."""
     folders = [f for f in folders if f and f != "archive"]
     if folders and folders[-1] in lessons and len(folders) > 1:
-        return folders[-2], "", None
-    last = folders[-1] if folders else ""
-    for pattern in (MOODLE, EXCHANGE):
-        found = pattern.match(last)
-        if found:
-            date = found.groupdict().get("date")
-            return found["name"], found.groupdict().get("lms", ""), stamp(date) if date else None
-    if GRADESCOPE.match(last):
-        return gradescope.get(last, ("", "", None))
+        return folders[-2], "", None, ""
+    for folder in reversed(folders):
+        for pattern in (MOODLE_FOLDER, D2L_FOLDER, EXCHANGE):
+            found = pattern.match(folder)
+            if found:
+                fields = found.groupdict()
+                when = stamp(fields["date"]) if fields.get("date") else None
+                return found["name"], fields.get("lms", ""), when, fields["lms"] if pattern is D2L_FOLDER else ""
+        if GRADESCOPE.match(folder):
+            return (*gradescope.get(folder, ("", "", None)), "")
     return None
 
 
 def read_person(name, folders, lessons, gradescope):
-    """(who, rest of the name, LMS id, time, LMS number) of one download, in the formats of the LMSs."""
+    """(who, rest of the name, LMS id, time, LMS number, user id) of one download, in the formats of the LMSs. The
+    LMS id tells two people of one name apart; the user id is the one the roster's lms_id may hold (Canvas's, D2L's),
+    '' where the LMS's number is not a user's id (Moodle's participant number, Canvas's anonymous id)."""
     person = folder_person(folders, lessons, gradescope)
     if person is not None:
-        return person[0], name, person[1], person[2], None
-    for pattern in (CANVAS, MOODLE, D2L):
+        return person[0], name, person[1], person[2], None, person[3]
+    for pattern in (CANVAS_ANONYMOUS, CANVAS, MOODLE, D2L):
         found = pattern.match(name)
         if found:
             fields = found.groupdict()
-            number = int(found["submission"]) if pattern is CANVAS else None  # Canvas: the attachment id
+            number = int(found["submission"]) if pattern in (CANVAS, CANVAS_ANONYMOUS) else None  # attachment id
             when = stamp(fields["date"]) if "date" in fields else stamp(found["rest"])
-            return found["name"], found["rest"], found["lms"], when, number
+            lms = fields.get("lms") or ""
+            who = found["name"].replace("_", "-")  # Canvas's anonymous `anon_<id>` becomes the id `anon-<id>`
+            return who, found["rest"], lms, when, number, "" if pattern is MOODLE else lms
     found = BLACKBOARD.match(name)
     if found:
-        return found["name"], found["rest"], "", stamp(found["rest"]), None
+        return found["name"], found["rest"], "", stamp(found["rest"]), None, ""
     who, rest = name.split("_", 1) if "_" in name else (Path(name).stem, name)
-    return who, rest, "", stamp(rest), None
+    return who, rest, "", stamp(rest), None, ""
+
+
+def other_readings(name, who):
+    """The user names a file name can also be read as, longest first, when the LMS's separator `_` may be in a user
+    name too: Blackboard's `<assignment>_<user name>_attempt_…` (`Lesson 1_ada_l_attempt_…`: 'ada_l' or 'l'), and
+    `<student>_<file>` ('ada_l_01_why_attention.ipynb': 'ada' or 'ada_l')."""
+    if BLACKBOARD.match(name):
+        parts = name.split("_attempt_", 1)[0].split("_")
+        return ["_".join(parts[i:]) for i in range(1, len(parts))]
+    parts = name.split("_")
+    return ["_".join(parts[:i]) for i in range(len(parts) - 1, 0, -1) if "_".join(parts[:i]) != who] + [who]
 
 
 def read_gradescope(folder):
@@ -262,7 +296,13 @@ def parse_name(name, lesson, lessons, roster, folders=(), gradescope=None):
     names}, this one first."""
     name = unicodedata.normalize("NFC", name)
     bare = name.lstrip(".")
-    who, rest, lms_id, when, number = read_person(bare, folders, lessons, gradescope or {})
+    who, rest, lms_id, when, number, user_id = read_person(bare, folders, lessons, gradescope or {})
+    by_folder = folder_person(folders, lessons, gradescope or {}) is not None
+    plain = not by_folder and not any(p.match(bare) for p in (CANVAS_ANONYMOUS, CANVAS, MOODLE, D2L))
+    readings = other_readings(bare, who) if plain else []
+    known = [r for r in readings if roster and (r in roster.values() or fold(r) in roster)]
+    if known:  # a user name with `_` in it: the roster says which reading is a person
+        who, rest = known[0], bare[len(known[0]) + 1 :] if bare.startswith(known[0] + "_") else rest
     found, nb = notebook_named(rest, lessons)
     status, reason, target = None, "", ""
     if found == lesson:
@@ -274,7 +314,6 @@ def parse_name(name, lesson, lessons, roster, folders=(), gradescope=None):
     own = re.sub(r"^attempt_[^_]*(_|$)", "", rest) or rest
     dated = ATTEMPT.match(own)
     own = (own[dated.end() :].lstrip("_") if dated else own) or rest
-    by_folder = folder_person(folders, lessons, gradescope or {}) is not None
     anonymous = not who.strip() or (not by_folder and any(bare.startswith(n) for ns in lessons.values() for n in ns))
     entry = Entry(
         file=name,
@@ -290,11 +329,14 @@ def parse_name(name, lesson, lessons, roster, folders=(), gradescope=None):
         lms_id=lms_id,
     )
     if not anonymous:
-        named_by = [f for f in folders if f and f != "archive"][-1:] if by_folder else [bare]
-        moodle = bool(named_by) and MOODLE.match(named_by[0])
-        entry.student, flag = student_of(who, roster, "" if moodle else lms_id)
+        entry.student, flag = student_of(who, roster, user_id)
         if flag:
             entry.flags.append(flag)
+        if BLACKBOARD.match(bare) and len(readings) > 1 and not known:
+            shown = ", ".join(repr(r) for r in readings)
+            entry.flags.append(f"the file name can be read as the user names {shown}: graded as {who!r}; check it")
+        if not by_folder and CANVAS_ANONYMOUS.match(bare):
+            entry.flags.append(f"Canvas's anonymous grading: graded under its anonymous id {who!r}")
     return entry
 
 

@@ -5,6 +5,7 @@ autograde/lms.py). Fast, no kernel."""
 import json
 import os
 import zipfile
+from datetime import datetime
 from types import SimpleNamespace
 
 from autograde import collect, report
@@ -256,6 +257,89 @@ def test_gradescope_export_reads_the_people_from_its_metadata(tmp_path):
     )
     assert_right_latest(tmp_path, chosen, ["Ada-Lovelace", "Grace-Hopper"])
     assert found["submission_metadata.yml"].student == collect.UNKNOWN
+
+
+def with_roster(tmp_path, files, roster):
+    """{file: entry} of `files` collected with `roster` ({"lms:<id>" or folded name: student id})."""
+    folder = tmp_path / "downloads"
+    for name, text in files.items():
+        (folder / name).parent.mkdir(parents=True, exist_ok=True)
+        (folder / name).write_text(text)
+    return {e.file: e for e in collect.collect_folder(course(tmp_path), L, folder, roster)}
+
+
+def test_an_lms_zip_of_the_class_keeps_each_persons_file(tmp_path):
+    """Canvas's own zip (`<course>-<title>_submissions.zip`, its files at the top): one student per file, not one
+    student named after the zip."""
+    folder = tmp_path / "downloads"
+    folder.mkdir()
+    people = ("lovelaceada_2001_10001", "hoppergrace_2002_10002", "turingalan_2003_10003")
+    with zipfile.ZipFile(folder / "CS101-lesson-01_submissions.zip", "w") as zf:
+        for person in people:
+            zf.writestr(f"{person}_{L}.ipynb", RIGHT)
+    entries = collect.collect_folder(course(tmp_path), L, folder)
+    assert sorted(e.student for e in entries) == ["hoppergrace", "lovelaceada", "turingalan"]
+    assert not any(e.status for e in entries), [(e.file, e.status) for e in entries]
+
+
+def test_canvas_anonymous_grading_keeps_each_submission_apart(tmp_path):
+    """Anonymous grading names files `[LATE_]anon_<anonymous id>_<attachment id>_<file>`: each is its own student,
+    flagged, and an all-digit anonymous id is never read as a Canvas user id of the roster."""
+    files = {f"anon_aB3x9_10001_{L}.ipynb": RIGHT, f"LATE_anon_Qw7Zk_10002_{L}.ipynb": RIGHT}
+    files[f"anon_12345_10004_{L}.ipynb"] = RIGHT
+    found = with_roster(tmp_path, files, {"lms:12345": "grace"})
+    assert sorted(e.student for e in found.values()) == ["anon-12345", "anon-Qw7Zk", "anon-aB3x9"]
+    assert all(not e.status and any("anonymous" in f for f in e.flags) for e in found.values())
+
+
+def test_a_gradescope_student_id_is_not_the_rosters_lms_id(tmp_path):
+    metadata = ":submission_501:\n  :submitters:\n  - :name: Ada Lovelace\n    :sid: '2001'\n"
+    files = {"submission_metadata.yml": metadata, f"submission_501/{L}.ipynb": RIGHT}
+    found = with_roster(tmp_path, files, {"lms:2001": "grace", collect.fold("Ada Lovelace"): "ada"})
+    assert found[f"submission_501/{L}.ipynb"].student == "ada", "the name, not a Canvas id equal to the sid"
+
+
+def test_brightspace_times_with_a_one_digit_hour_and_its_folders(tmp_path):
+    assert collect.stamp("Nov 20, 2026 115 PM") == datetime(2026, 11, 20, 13, 15)
+    assert collect.stamp("Nov 20, 2026 1022 AM") == datetime(2026, 11, 20, 10, 22)
+    chosen, _ = graded(
+        tmp_path,
+        {
+            f"128686-297946 - Ada Lovelace - Nov 20, 2026 900 PM - {L}.ipynb": RIGHT,
+            f"128690-297946 - Ada Lovelace - Nov 20, 2026 115 PM - {L}.ipynb": WRONG,  # earlier, though "115" > "900"
+            f"39786-640693 - Alan Turing - Oct 10, 2025 1022 AM/{L}.ipynb": RIGHT,  # a folder per submission
+        },
+    )
+    assert_right_latest(tmp_path, chosen, ["Ada-Lovelace", "Alan-Turing"])
+
+
+def test_moodle_4_folders_and_a_students_own_subfolder(tmp_path):
+    chosen, _ = graded(
+        tmp_path,
+        {
+            f"Ada Lovelace_2001_assignsubmission_file/{L}.ipynb": RIGHT,  # Moodle 4.1+: no trailing _
+            f"Grace Hopper_2002_assignsubmission_file_/work/{L}.ipynb": RIGHT,  # a folder the student uploaded
+        },
+    )
+    assert_right_latest(tmp_path, chosen, ["Ada-Lovelace", "Grace-Hopper"])
+
+
+def test_user_names_with_an_underscore(tmp_path):
+    """Blackboard's `<assignment>_<user name>_attempt_…` and `<student>_<file>` when a user name holds `_`: the roster
+    says which reading is a person; without one, an ambiguous Blackboard name is flagged, never silently merged."""
+    files = {
+        f"Lesson 1_ada_l_attempt_2026-11-20-10-00-00_{L}.ipynb": RIGHT,
+        f"Lesson 1_bob_l_attempt_2026-11-20-11-00-00_{L}.ipynb": RIGHT,
+        f"cy_x_{L}.ipynb": RIGHT,
+    }
+    roster = {collect.fold("Ada L"): "ada_l", collect.fold("Bob L"): "bob_l", collect.fold("Cy X"): "cy_x"}
+    roster |= {collect.fold("Cy"): "cy"}
+    found = with_roster(tmp_path / "roster", files, roster)
+    assert sorted(e.student for e in found.values() if not e.status) == ["ada_l", "bob_l", "cy_x"]
+    alone = collect_files(tmp_path / "alone", files)
+    blackboard = [e for name, e in alone.items() if "_attempt_" in name]
+    assert all(any("can be read as the user names 'ada_l', 'l'" in f or "'bob_l', 'l'" in f for f in e.flags)
+               for e in blackboard), [e.flags for e in blackboard]  # fmt: skip
 
 
 def test_nbgrader_exchange_folders(tmp_path):
