@@ -31,6 +31,7 @@ STUDENT_PACKAGES = [
     "notebook",
     "nbgrader",
     "nbclient",
+    "jupyter_client",  # make run patches one of its private methods (attention_course/nbclient_fix.py)
     "nbformat",
     "nbconvert",
     "latex2mathml",
