@@ -235,6 +235,16 @@ def folder_person(folders, lessons, gradescope):
     return None
 
 
+def name_format(name):
+    """The LMS pattern a download's own name is read with, or None (Blackboard's, or `<student>_<file>`). A name
+    with a dated `_attempt_` is Blackboard's even where Canvas's pattern fits too (`Homework_1_20231234_attempt_…`:
+    the assignment `Homework_1`, the user name `20231234`)."""
+    found = BLACKBOARD.match(name)
+    if found and ATTEMPT.match(found["rest"]):
+        return None
+    return next((p for p in (CANVAS_ANONYMOUS, CANVAS, MOODLE, D2L) if p.match(name)), None)
+
+
 def read_person(name, folders, lessons, gradescope):
     """(who, rest of the name, LMS id, time, LMS number, user id) of one download, in the formats of the LMSs. The
     LMS id tells two people of one name apart; the user id is the one the roster's lms_id may hold (Canvas's, D2L's),
@@ -242,15 +252,16 @@ def read_person(name, folders, lessons, gradescope):
     person = folder_person(folders, lessons, gradescope)
     if person is not None:
         return person[0], name, person[1], person[2], None, person[3]
-    for pattern in (CANVAS_ANONYMOUS, CANVAS, MOODLE, D2L):
+    pattern = name_format(name)
+    if pattern is not None:
         found = pattern.match(name)
-        if found:
-            fields = found.groupdict()
-            number = int(found["submission"]) if pattern in (CANVAS, CANVAS_ANONYMOUS) else None  # attachment id
-            when = stamp(fields["date"]) if "date" in fields else stamp(found["rest"])
-            lms = fields.get("lms") or ""
-            who = found["name"].replace("_", "-")  # Canvas's anonymous `anon_<id>` becomes the id `anon-<id>`
-            return who, found["rest"], lms, when, number, "" if pattern is MOODLE else lms
+        fields = found.groupdict()
+        number = int(found["submission"]) if pattern in (CANVAS, CANVAS_ANONYMOUS) else None  # attachment id
+        when = stamp(fields["date"]) if "date" in fields else stamp(found["rest"])
+        lms = fields.get("lms") or ""
+        anonymous = pattern is CANVAS_ANONYMOUS  # `anon_<id>` becomes the id `anon-<id>`
+        who = found["name"].replace("_", "-") if anonymous else found["name"]
+        return who, found["rest"], lms, when, number, "" if pattern is MOODLE else lms
     found = BLACKBOARD.match(name)
     if found:
         return found["name"], found["rest"], "", stamp(found["rest"]), None, ""
@@ -298,7 +309,7 @@ def parse_name(name, lesson, lessons, roster, folders=(), gradescope=None):
     bare = name.lstrip(".")
     who, rest, lms_id, when, number, user_id = read_person(bare, folders, lessons, gradescope or {})
     by_folder = folder_person(folders, lessons, gradescope or {}) is not None
-    plain = not by_folder and not any(p.match(bare) for p in (CANVAS_ANONYMOUS, CANVAS, MOODLE, D2L))
+    plain = not by_folder and name_format(bare) is None
     readings = other_readings(bare, who) if plain else []
     known = [r for r in readings if roster and (r in roster.values() or fold(r) in roster)]
     if known:  # a user name with `_` in it: the roster says which reading is a person

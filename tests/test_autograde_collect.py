@@ -334,10 +334,13 @@ def test_user_names_with_an_underscore(tmp_path):
     }
     roster = {collect.fold("Ada L"): "ada_l", collect.fold("Bob L"): "bob_l", collect.fold("Cy X"): "cy_x"}
     roster |= {collect.fold("Cy"): "cy"}
+    files[f"Homework_1_20231234_attempt_2026-11-20-10-00-00_{L}.ipynb"] = RIGHT  # Blackboard, an all-digit user
+    files[f"Homework_1_20235678_attempt_2026-11-20-11-00-00_{L}.ipynb"] = RIGHT  # name: not Canvas's pattern
     found = with_roster(tmp_path / "roster", files, roster)
-    assert sorted(e.student for e in found.values() if not e.status) == ["ada_l", "bob_l", "cy_x"]
+    graded = sorted(e.student for e in found.values() if not e.status)
+    assert graded == ["20231234", "20235678", "ada_l", "bob_l", "cy_x"], graded
     alone = collect_files(tmp_path / "alone", files)
-    blackboard = [e for name, e in alone.items() if "_attempt_" in name]
+    blackboard = [e for name, e in alone.items() if name.startswith("Lesson 1")]
     assert all(any("can be read as the user names 'ada_l', 'l'" in f or "'bob_l', 'l'" in f for f in e.flags)
                for e in blackboard), [e.flags for e in blackboard]  # fmt: skip
 
