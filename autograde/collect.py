@@ -132,7 +132,7 @@ def _not_read(path, rel, archive):
 def names_a_person(name):
     """Whether a file name carries its person the way an LMS writes one (an LMS's own zip of the class keeps such
     names: the zip's name is put before a member's name only when the member names nobody)."""
-    return any(p.match(name) for p in (CANVAS, CANVAS_ANONYMOUS, MOODLE, D2L, BLACKBOARD)) or "_attempt_" in name
+    return name_format(name) is not None or "_attempt_" in name
 
 
 def _zip_members(path, rel, budget=512 * 1024 * 1024):
@@ -218,12 +218,13 @@ def folder_person(folders, lessons, gradescope):
     """(name, LMS id, time, user id) of the person a download's folders name, or None: Moodle's "in folders"
     (`Ada Lovelace_2001_assignsubmission_file_/`), Brightspace's folder per submission, nbgrader's exchange
     (`ada+lesson+time/`, or `ada/<lesson>/`), Gradescope's export (`submission_<id>/`, the person from its metadata
-    file). The innermost folder that names someone counts (a student's own subfolder names nobody). The user id is
-    what the roster's lms_id may hold: D2L's; not Moodle's participant number, nor Gradescope's student id."""
+    file). The outermost folder that names someone counts: the LMS made it, while a folder inside it is the
+    student's own, named as they like. The user id is what the roster's lms_id may hold: D2L's; not Moodle's
+    participant number, nor Gradescope's student id."""
     folders = [f for f in folders if f and f != "archive"]
     if folders and folders[-1] in lessons and len(folders) > 1:
         return folders[-2], "", None, ""
-    for folder in reversed(folders):
+    for folder in folders:
         for pattern in (MOODLE_FOLDER, D2L_FOLDER, EXCHANGE):
             found = pattern.match(folder)
             if found:

@@ -319,9 +319,11 @@ def test_moodle_4_folders_and_a_students_own_subfolder(tmp_path):
         {
             f"Ada Lovelace_2001_assignsubmission_file/{L}.ipynb": RIGHT,  # Moodle 4.1+: no trailing _
             f"Grace Hopper_2002_assignsubmission_file_/work/{L}.ipynb": RIGHT,  # a folder the student uploaded
+            # a folder Alan made, named like another student's exchange folder: the LMS's folder says who he is
+            f"Alan Turing_2003_assignsubmission_file_/ada+{L}+2026-12-01 10:00:00.000000 UTC/{L}.ipynb": RIGHT,
         },
     )
-    assert_right_latest(tmp_path, chosen, ["Ada-Lovelace", "Grace-Hopper"])
+    assert_right_latest(tmp_path, chosen, ["Ada-Lovelace", "Alan-Turing", "Grace-Hopper"])
 
 
 def test_user_names_with_an_underscore(tmp_path):
