@@ -106,7 +106,7 @@ class Download:
     """One file under SUBMISSIONS (or in a zip there)."""
 
     rel: str  # what the `file` column shows
-    name: str  # the name that is parsed (a zip member: <zip name>_<member name>)
+    name: str  # the name that is parsed (a zip member's: _member_name)
     data: bytes | None = None  # None: not read
     status: Status | None = None  # NOT_GRADED if it is not read
     reason: str = ""  # why not
@@ -135,8 +135,22 @@ def names_a_person(name):
     return name_format(name) is not None or "_attempt_" in name
 
 
+def _member_name(zip_path, member, outer):
+    """(name to read, folders) of a file in a zip that sits in the download's folders `outer`. A zip whose own name
+    names a person (a student's upload, as the LMS named it) gives that person to each file in it: `<zip name>_<file
+    name>`, the folders inside ignored (the student named them). Any other zip (the LMS's own download of the class)
+    stands for the folder it was zipped from: its folders and file names say whose each file is, and a bare file
+    at its top gets the zip's name."""
+    inner = Path(member).parts[:-1]
+    if names_a_person(zip_path.name):
+        return f"{zip_path.stem}_{Path(member).name}", tuple(outer)
+    if inner or names_a_person(member):
+        return Path(member).name, tuple(outer) + inner
+    return f"{zip_path.stem}_{member}", tuple(outer)
+
+
 def _zip_members(path, rel, budget=512 * 1024 * 1024):
-    """The files in a zip an LMS made, each a Download (hidden and oversized members listed, not read)."""
+    """The files in a zip, each a Download (hidden and oversized members listed, not read)."""
     try:
         with zipfile.ZipFile(path) as zf:
             out = []
@@ -144,10 +158,8 @@ def _zip_members(path, rel, budget=512 * 1024 * 1024):
                 if info.is_dir():
                     continue
                 member = unicodedata.normalize("NFC", info.filename)
-                inner = Path(member).parts[:-1]
-                named = inner or names_a_person(member)  # else: a student's own zip of a bare notebook
-                download = Download(f"{rel}:{member}", Path(member).name if named else f"{path.stem}_{member}")
-                download.folders = inner
+                name, folders = _member_name(path, member, Path(rel).parts[:-1])
+                download = Download(f"{rel}:{member}", name, folders=folders)
                 if any(part.startswith(".") for part in Path(member).parts):
                     download.status, download.reason = Status.NOT_GRADED, HIDDEN
                 elif info.file_size > MAX_FILE or info.file_size > budget:

@@ -282,6 +282,21 @@ def test_an_lms_zip_of_the_class_keeps_each_persons_file(tmp_path):
     assert not any(e.status for e in entries), [(e.file, e.status) for e in entries]
 
 
+def test_a_zip_a_student_handed_in_is_theirs_whatever_is_inside(tmp_path):
+    """Grace's own zip (Canvas named it after her) holds a file and a folder named like Ada's submissions; a zip in
+    Alan's Moodle folder holds a bare notebook: each file is its uploader's."""
+    folder = tmp_path / "downloads"
+    (folder / "Alan Turing_2003_assignsubmission_file_").mkdir(parents=True)
+    with zipfile.ZipFile(folder / "hoppergrace_2002_10002_work.zip", "w") as zf:
+        zf.writestr(f"lovelaceada_2001_99999_{L}.ipynb", RIGHT)
+        zf.writestr(f"ada+{L}+2026-12-01 10:00:00.000000 UTC/{L}.ipynb", RIGHT)
+    with zipfile.ZipFile(folder / "Alan Turing_2003_assignsubmission_file_" / "work.zip", "w") as zf:
+        zf.writestr(f"{L}.ipynb", RIGHT)
+    entries = collect.collect_folder(course(tmp_path), L, folder)
+    whose = {e.file: e.student for e in entries}
+    assert set(whose.values()) == {"hoppergrace", "Alan-Turing"}, whose
+
+
 def test_canvas_anonymous_grading_keeps_each_submission_apart(tmp_path):
     """Anonymous grading names files `[LATE_]anon_<anonymous id>_<attachment id>_<file>`: each is its own student,
     flagged, and an all-digit anonymous id is never read as a Canvas user id of the roster."""
