@@ -111,6 +111,7 @@ class Download:
     status: Status | None = None  # NOT_GRADED if it is not read
     reason: str = ""  # why not
     folders: tuple = ()  # the folders it is in (in the download, or in its zip): some LMSs name the person there
+    flag: str = ""  # a doubt about whose it is, for the instructor
 
 
 HIDDEN = "a hidden file: its name starts with '.'"
@@ -149,6 +150,14 @@ def _member_name(zip_path, member, outer):
     return f"{zip_path.stem}_{member}", tuple(outer)
 
 
+def _member_flag(zip_path, member):
+    """A doubt to show when a zip read as one student's holds a file named as an LMS names someone's: a class zip
+    renamed like a student's file, or a student's try at handing in as someone else."""
+    if names_a_person(zip_path.name) and names_a_person(Path(member).name):
+        return f"in {zip_path.name!r}, read as its uploader's, a file named like another download: {member!r}"
+    return ""
+
+
 def _zip_members(path, rel, budget=512 * 1024 * 1024):
     """The files in a zip, each a Download (hidden and oversized members listed, not read)."""
     try:
@@ -159,7 +168,7 @@ def _zip_members(path, rel, budget=512 * 1024 * 1024):
                     continue
                 member = unicodedata.normalize("NFC", info.filename)
                 name, folders = _member_name(path, member, Path(rel).parts[:-1])
-                download = Download(f"{rel}:{member}", name, folders=folders)
+                download = Download(f"{rel}:{member}", name, folders=folders, flag=_member_flag(path, member))
                 if any(part.startswith(".") for part in Path(member).parts):
                     download.status, download.reason = Status.NOT_GRADED, HIDDEN
                 elif info.file_size > MAX_FILE or info.file_size > budget:
@@ -446,6 +455,7 @@ def collect_folder(course, lesson, folder, roster=None):
             entry.student, entry.status = UNKNOWN, Status.NOT_GRADED
             entry.reason = "Gradescope's list of who submitted what: read"
         entry.file = download.rel
+        entry.flags += [download.flag] if download.flag else []
         if download.status:
             entry.status, entry.reason, entry.target = download.status, download.reason, ""
         elif entry.target:

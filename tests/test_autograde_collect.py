@@ -295,6 +295,8 @@ def test_a_zip_a_student_handed_in_is_theirs_whatever_is_inside(tmp_path):
     entries = collect.collect_folder(course(tmp_path), L, folder)
     whose = {e.file: e.student for e in entries}
     assert set(whose.values()) == {"hoppergrace", "Alan-Turing"}, whose
+    named_like_ada = next(e for e in entries if e.file.endswith(f"lovelaceada_2001_99999_{L}.ipynb"))
+    assert any("a file named like another download" in f for f in named_like_ada.flags), named_like_ada.flags
 
 
 def test_canvas_anonymous_grading_keeps_each_submission_apart(tmp_path):
