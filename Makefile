@@ -40,12 +40,12 @@ $(STAMP): requirements.txt pyproject.toml Makefile
 	@touch $@
 
 $(LAB_OVERRIDES): tools/student/labsettings/overrides.json | $(STAMP)
-	install -D -m 644 $< $@
+	mkdir -p $(dir $@) && cp $< $@
 
 $(LAB_FEEDBACK)/static/remoteEntry.js: tools/student/labextension/attention-course-feedback/static/remoteEntry.js \
 		tools/student/labextension/attention-course-feedback/package.json | $(STAMP)
-	install -D -m 644 tools/student/labextension/attention-course-feedback/package.json $(LAB_FEEDBACK)/package.json
-	install -D -m 644 $< $@
+	mkdir -p $(dir $@) && cp tools/student/labextension/attention-course-feedback/package.json $(LAB_FEEDBACK)/package.json
+	cp $< $@
 
 # A notebook saved as HTML (File > Save and Export Notebook As > HTML) carries its maths as MathML: it renders offline.
 LAB_FLAGS := --HTMLExporter.preprocessors=attention_course.offline_maths.MathML $(ROOT_FLAG)
