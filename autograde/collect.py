@@ -454,6 +454,9 @@ def collect_folder(course, lesson, folder, roster=None):
         if download.name == GRADESCOPE_METADATA and gradescope:
             entry.student, entry.status = UNKNOWN, Status.NOT_GRADED
             entry.reason = "Gradescope's list of who submitted what: read"
+        elif download.name == "index.html" and not download.folders:  # Brightspace's page of its download
+            entry.student, entry.status, entry.flags = UNKNOWN, Status.NOT_GRADED, []
+            entry.reason = "the LMS's page listing its download (Brightspace's index.html): nobody's submission"
         entry.file = download.rel
         entry.flags += [download.flag] if download.flag else []
         if download.status:

@@ -325,9 +325,12 @@ def test_brightspace_times_with_a_one_digit_hour_and_its_folders(tmp_path):
             f"128686-297946 - Ada Lovelace - Nov 20, 2026 900 PM - {L}.ipynb": RIGHT,
             f"128690-297946 - Ada Lovelace - Nov 20, 2026 115 PM - {L}.ipynb": WRONG,  # earlier, though "115" > "900"
             f"39786-640693 - Alan Turing - Oct 10, 2025 1022 AM/{L}.ipynb": RIGHT,  # a folder per submission
+            "index.html": "<html>Brightspace's list of the download</html>",
         },
     )
     assert_right_latest(tmp_path, chosen, ["Ada-Lovelace", "Alan-Turing"])
+    index = collect_files(tmp_path / "again", {"index.html": "<html></html>"})["index.html"]
+    assert index.student == collect.UNKNOWN and index.status is Status.NOT_GRADED and not index.flags
 
 
 def test_moodle_4_folders_and_a_students_own_subfolder(tmp_path):
