@@ -40,6 +40,14 @@ IGNORE = shutil.ignore_patterns("__pycache__", "*.pyc", ".ipynb_checkpoints", "*
 PIN = re.compile(r"^(\s*-\s*)?([A-Za-z0-9_.-]+)==")
 
 
+def lessons_section():
+    """README's "Lessons" section (each lesson's time, how it is counted, what you build and see): the lessons cite it
+    as (README, "Lessons"), so the student copy's README ends with it."""
+    text = (ROOT / "README.md").read_text()
+    start = text.index("## Lessons")
+    return text[start : text.index("\n## ", start + 1)].rstrip() + "\n"
+
+
 def only_runtime(text):
     """The lines of a pins file (requirements.txt or environment.yml) that are not another package's pin."""
     keep = []
@@ -70,7 +78,8 @@ def build(dest):
         shutil.copy(ROOT / "tools" / "student" / name, dest / name)
     for name in ("labconfig", "labsettings"):  # no instructor tools in JupyterLab; no news pop-up
         shutil.copytree(ROOT / "tools" / "student" / name, dest / name)
-    shutil.copy(ROOT / "tools" / "student" / "README.md", dest / "README.md")
+    readme = (ROOT / "tools" / "student" / "README.md").read_text()
+    (dest / "README.md").write_text(readme.rstrip() + "\n\n" + lessons_section())
     (dest / ".validate").mkdir()
     shutil.copy(ROOT / "autograde" / "prune.py", dest / ".validate" / "prune.py")
     archive = shutil.make_archive(str(dest), "zip", root_dir=dest.parent, base_dir=dest.name)

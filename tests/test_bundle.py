@@ -102,7 +102,9 @@ def test_bundle_pins_are_the_runtime_at_the_course_pins(bundle):
 def test_bundle_readme_covers_hand_in_and_headless_runs(bundle):
     folder, _ = bundle
     text = (folder / "README.md").read_text()
-    for needed in ("Handing in", "LMS", "Submit", "make run NB=", "make validate NB=", "Without JupyterLab"):
+    needed_all = ("Handing in", "LMS", "Submit", "make run NB=", "make validate NB=", "Without JupyterLab")
+    needed_all += ("## Lessons", "`11_attention_at_scale`")  # the section lessons 09-11 cite as (README, "Lessons")
+    for needed in needed_all:
         assert needed in text, f"the student README does not say {needed!r}"
     make = (folder / "Makefile").read_text()
     assert all(f"\n{target}:" in make for target in ("lab", "run", "validate")), "README's make targets exist"
