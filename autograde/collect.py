@@ -41,7 +41,7 @@ D2L_DATES = ("%b %d, %Y %I:%M %p", "%B %d, %Y %I:%M %p", "%d %B, %Y %I:%M %p", "
 # digits are the minutes
 D2L_TIME = re.compile(r"\b(\d{1,2}):?(\d{2})(\s*[AP]M)\b")
 # Blackboard (nbgrader's ZipCollect convention): `<assignment>_<username>_attempt_<date>_<file>`
-BLACKBOARD = re.compile(r"^(?P<assignment>.+)_(?P<name>[^_]+)_attempt_(?P<rest>.*)$")
+BLACKBOARD = re.compile(r"^(?P<assignment>.+?)_(?P<name>[^_]+)_attempt_(?P<rest>.*)$")  # the first _attempt_
 # nbgrader's exchange inbound folder: `<student>+<assignment>+<timestamp>[+<random>]`
 EXCHANGE = re.compile(r"^(?P<name>[^+]+)\+(?P<assignment>[^+]+)\+(?P<date>[^+]+)(?:\+[^+]*)?$")
 GRADESCOPE = re.compile(r"^submission_(?P<submission>\d+)$")  # a folder of Gradescope's export
@@ -91,6 +91,9 @@ def student_of(name, roster, lms_id=""):
     that mod/assign makes per assignment and person, Gradescope's a school's student id)."""
     if roster and lms_id and f"lms:{lms_id}" in roster:
         return roster[f"lms:{lms_id}"], None
+    if roster and f"same-name:{fold(name)}" in roster:
+        sid, ids = derive_id(name), roster[f"same-name:{fold(name)}"]
+        return sid, f"the roster has several people named {name!r} ({ids}): graded as {sid!r}; map it by hand"
     if roster and fold(name) in roster:
         return roster[fold(name)], None
     if STUDENT_ID.match(name):
@@ -243,8 +246,8 @@ def folder_person(folders, lessons, gradescope):
     student's own, named as they like. The user id is what the roster's lms_id may hold: D2L's; not Moodle's
     participant number, nor Gradescope's student id."""
     folders = [f for f in folders if f and f != "archive"]
-    if folders and folders[-1] in lessons and len(folders) > 1:
-        return folders[-2], "", None, ""
+    if len(folders) == 2 and folders[-1] in lessons:  # nbgrader's `<student>/<lesson>/`, nothing around it
+        return folders[0], "", None, ""
     for folder in folders:
         for pattern in (MOODLE_FOLDER, D2L_FOLDER, EXCHANGE):
             found = pattern.match(folder)
@@ -258,13 +261,15 @@ def folder_person(folders, lessons, gradescope):
 
 
 def name_format(name):
-    """The LMS pattern a download's own name is read with, or None (Blackboard's, or `<student>_<file>`). A name
-    with a dated `_attempt_` is Blackboard's even where Canvas's pattern fits too (`Homework_1_20231234_attempt_…`:
-    the assignment `Homework_1`, the user name `20231234`)."""
-    found = BLACKBOARD.match(name)
-    if found and ATTEMPT.match(found["rest"]):
-        return None
-    return next((p for p in (CANVAS_ANONYMOUS, CANVAS, MOODLE, D2L) if p.match(name)), None)
+    """The LMS pattern a download's own name is read with, or None (Blackboard's, or `<student>_<file>`). Only the
+    LMS's own prefix names the person: the rest is the file name the student chose. A name that fits Canvas's
+    pattern with `attempt_<date>` right after its numbers is Blackboard's (`Homework_1_20231234_attempt_…`: the
+    assignment `Homework_1`, the user name `20231234`)."""
+    pattern = next((p for p in (D2L, CANVAS_ANONYMOUS, CANVAS, MOODLE) if p.match(name)), None)
+    leftover = pattern.match(name)["rest"] if pattern else ""
+    if pattern is CANVAS and leftover.startswith("attempt_") and ATTEMPT.match(leftover[len("attempt_") :]):
+        return None  # Blackboard's: only its own `attempt_<date>` right after the numbers, never the student's text
+    return pattern
 
 
 def read_person(name, folders, lessons, gradescope):
@@ -279,7 +284,8 @@ def read_person(name, folders, lessons, gradescope):
         found = pattern.match(name)
         fields = found.groupdict()
         number = int(found["submission"]) if pattern in (CANVAS, CANVAS_ANONYMOUS) else None  # attachment id
-        when = stamp(fields["date"]) if "date" in fields else stamp(found["rest"])
+        canvas = pattern in (CANVAS, CANVAS_ANONYMOUS)  # ordered by its upload number, not the student's file name
+        when = stamp(fields["date"]) if "date" in fields else None if canvas else stamp(found["rest"])
         lms = fields.get("lms") or ""
         anonymous = pattern is CANVAS_ANONYMOUS  # `anon_<id>` becomes the id `anon-<id>`
         who = found["name"].replace("_", "-") if anonymous else found["name"]
@@ -338,7 +344,7 @@ def parse_name(name, lesson, lessons, roster, folders=(), gradescope=None):
         who, rest = known[0], bare[len(known[0]) + 1 :] if bare.startswith(known[0] + "_") else rest
     found, nb = notebook_named(rest, lessons)
     status, reason, target = None, "", ""
-    if found == lesson:
+    if found == lesson and rest.lower().endswith(".ipynb"):
         target = f"{nb}.ipynb"
     elif found and rest.lower().endswith(".ipynb"):
         status, reason = Status.NOT_THIS_LESSON, f"looks like {found}"

@@ -46,13 +46,19 @@ def read(path):
 
 
 def names(people):
-    """{name as `fold` writes it, and "lms:<LMS user id>": student id}: whom a download's file name means."""
-    mapping = {}
+    """{name as `fold` writes it, and "lms:<LMS user id>": student id}: whom a download's file name means. A name two
+    people share means nobody: it is kept as "same-name:<name>" -> their ids, for the grader to flag."""
+    mapping, ids_of = {}, {}
     for person in people:
         if person["name"]:
-            mapping[fold(person["name"])] = person["student_id"]
+            ids_of.setdefault(fold(person["name"]), []).append(person["student_id"])
         if person["lms_id"]:
             mapping[f"lms:{person['lms_id']}"] = person["student_id"]
+    for name, ids in ids_of.items():
+        if len(ids) == 1:
+            mapping[name] = ids[0]
+        else:
+            mapping[f"same-name:{name}"] = ", ".join(ids)
     return mapping
 
 

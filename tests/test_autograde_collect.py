@@ -8,7 +8,7 @@ import zipfile
 from datetime import datetime
 from types import SimpleNamespace
 
-from autograde import collect, report
+from autograde import collect, report, roster
 from autograde.messages import Status
 
 L = "01_why_attention"
@@ -365,6 +365,41 @@ def test_user_names_with_an_underscore(tmp_path):
     blackboard = [e for name, e in alone.items() if name.startswith("Lesson 1")]
     assert all(any("can be read as the user names 'ada_l', 'l'" in f or "'bob_l', 'l'" in f for f in e.flags)
                for e in blackboard), [e.flags for e in blackboard]  # fmt: skip
+
+
+def test_what_a_student_names_never_makes_the_file_someone_elses(tmp_path):
+    """Ada chooses her file's name (after the LMS's prefix) and her folders: written like Blackboard's, Canvas's or
+    nbgrader's layouts with Grace in them, they are still Ada's."""
+    files = {
+        f"lovelaceada_1001_5001_x_grace_attempt_2026-12-01-00-00-00_{L}.ipynb": RIGHT,  # Canvas
+        f"Ada Lovelace_77_assignsubmission_file_x_Grace Hopper_attempt_2026-12-01-00-00-00_{L}.ipynb": RIGHT,
+        f"128686-297946 - Ada Lovelace - Nov 20, 2026 1015 AM - x_1002_1_{L}.ipynb": RIGHT,  # Brightspace
+        f"Ada Lovelace_78_assignsubmission_file_/grace/{L}/{L}.ipynb": RIGHT,  # nbgrader's <student>/<lesson>/
+        f"Lesson01_ada_attempt_2026-11-20-08-00-00_x_grace_attempt_2099-01-01-00-00-00_{L}.ipynb": RIGHT,
+    }
+    roster = {collect.fold("Grace Hopper"): "grace", "lms:1002": "grace", collect.fold("Ada Lovelace"): "ada"}
+    roster |= {"lms:1001": "ada", "lms:297946": "ada", "ada": "ada"}
+    found = with_roster(tmp_path, files, roster)  # five LMSs' ids for one person: told apart as ada-<id>, flagged
+    assert all(e.student.startswith("ada") for e in found.values()), {n: e.student for n, e in found.items()}
+
+
+def test_a_name_two_people_share_in_the_roster_is_flagged(tmp_path):
+    people = [{"student_id": sid, "name": "John Smith", "lms_id": ""} for sid in ("jsmith1", "jsmith2")]
+    found = with_roster(tmp_path, {f"John Smith_77_assignsubmission_file_{L}.ipynb": RIGHT}, roster.names(people))
+    entry = found[f"John Smith_77_assignsubmission_file_{L}.ipynb"]
+    assert entry.student not in ("jsmith1", "jsmith2") and any("several people named" in f for f in entry.flags)
+
+
+def test_canvas_orders_by_the_upload_not_a_date_in_the_file_name(tmp_path):
+    chosen, found = graded(
+        tmp_path,
+        {
+            f"lovelaceada_2001_5001_{L} 2026-11-20 10.15.30.ipynb": WRONG,  # older: a date in the name the OS gave
+            f"lovelaceada_2001_5009_{L}.ipynb": RIGHT,
+            f"lovelaceada_2001_5012_{L}.html": RIGHT,  # a later HTML export: not a notebook to grade
+        },
+    )
+    assert chosen == {"lovelaceada": f"lovelaceada_2001_5009_{L}.ipynb"}, chosen
 
 
 def test_nbgrader_exchange_folders(tmp_path):
