@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from nbformat.v4 import new_code_cell, new_output
 from nbgrader.converters import Autograde
 from nbgrader.preprocessors import Execute
-from traitlets import Bool, Dict, Int, List, Unicode
+from traitlets import Bool, Dict, Int, List, Unicode, default
 
 from . import guard
 from .cells import grade_id, is_test
@@ -105,6 +105,12 @@ class SandboxExecute(Execute):
     setup_timeout = Int(300, help="seconds the grader's own cells may take (at least the per-cell limit)").tag(
         config=True
     )
+
+    @default("shutdown_kernel")
+    def _kill_at_the_end(self):
+        # By the end every output and guard record is in (the guard writes them unbuffered), and closing the box
+        # kills whatever is left: nbclient's polite shutdown only waited about 0.8 s a notebook for ipykernel to exit
+        return "immediate"
 
     def __init__(self, **kw):
         super().__init__(**kw)

@@ -623,9 +623,6 @@ class SandboxKernelManager(AsyncKernelManager):
             self._reader.join(wait)
         return bytes(self.guard_data).decode("utf-8", "replace").splitlines()
 
-    async def _async_shutdown_kernel(self, now=False, restart=False):
-        await super()._async_shutdown_kernel(now=True, restart=restart)
-
     async def _async_cleanup_resources(self, restart=False):
         if self.provisioner is not None and getattr(self.provisioner, "process", None) is not None:
             self.exit_code = self.provisioner.process.returncode

@@ -12,7 +12,10 @@ from jupyter_client.manager import AsyncKernelManager
 from autograde.sandbox import SandboxKernelManager
 
 ROOT = Path(__file__).resolve().parents[1]
-OVERRIDDEN = ("_async_pre_start_kernel", "_async_launch_kernel", "_async_shutdown_kernel", "_async_cleanup_resources")
+OVERRIDDEN = ("_async_pre_start_kernel", "_async_launch_kernel", "_async_cleanup_resources")
+# what nbclient calls on the kernel manager: AsyncKernelManager binds these to KernelManager's coroutines when the
+# class is made, so an override is reached only where one of them calls it through `self`
+ENTRY_POINTS = ("_async_start_kernel", "_async_shutdown_kernel")
 
 
 def pinned(text, name):
@@ -33,3 +36,11 @@ def test_the_sandboxs_overrides_match_the_pinned_methods():
         mine = inspect.signature(ours).parameters
         for param in inspect.signature(theirs).parameters.values():
             assert param.name in mine or any(p.kind is p.VAR_KEYWORD for p in mine.values()), (name, param.name)
+
+
+def test_every_override_is_reached_from_what_nbclient_calls():
+    """An override of a method that AsyncKernelManager's public names bind directly (as `shutdown_kernel` binds
+    KernelManager._async_shutdown_kernel) would never run."""
+    called = "".join(inspect.getsource(getattr(AsyncKernelManager, name)) for name in ENTRY_POINTS)
+    for name in [n for n in vars(SandboxKernelManager) if n.startswith("_async_")]:
+        assert f"self.{name}(" in called, f"{name} is overridden but nothing nbclient calls reaches it"
