@@ -20,7 +20,11 @@ def run(path, out=sys.stdout):
     path = Path(path)
     nb = nbformat.read(str(path), as_version=4)
     client = NotebookClient(
-        nb, kernel_name="python3", allow_errors=True, resources={"metadata": {"path": str(path.parent)}}
+        nb,
+        kernel_name="python3",
+        allow_errors=True,
+        resources={"metadata": {"path": str(path.parent)}},
+        shutdown_kernel="immediate",  # the outputs are in: killed, not asked to exit (which waited about 0.8 s)
     )
     code = [i for i, cell in enumerate(nb.cells) if cell.cell_type == "code"]
     failed = []

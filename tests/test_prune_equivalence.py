@@ -40,7 +40,12 @@ def execute(nb, release, path, pruned):
     nb = copy.deepcopy(nb)
     plan = prune.apply(nb, release) if pruned else None
     NotebookClient(
-        nb, timeout=300, kernel_name="python3", allow_errors=True, resources={"metadata": {"path": str(path)}}
+        nb,
+        timeout=300,
+        kernel_name="python3",
+        allow_errors=True,
+        resources={"metadata": {"path": str(path)}},
+        shutdown_kernel="immediate",
     ).execute()
     if plan is not None:
         assert all(prune.NOTE in nb.cells[i].outputs[0]["text"] for i in plan.skip), "a left-out cell shows the note"

@@ -12,6 +12,9 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 # Seconds per cell. nbgrader's default (30 s) is too short for a busy or slow laptop: the first cell imports
 # PyTorch, and some experiment cells train for seconds on a quiet machine. A loop that never ends still stops.
 c.Validator.Execute.timeout = 300  # during Validate only (grading sets its own Execute.timeout)
+# The checks' outputs are in once the last cell has run: the kernel is then killed, not asked to exit (nbclient's
+# polite shutdown waits for it, about 0.8 s of every Validate, and of every notebook nbgrader's autograde runs).
+c.Execute.shutdown_kernel = "immediate"
 # A warning printed to stderr must not fail a correct answer (nbgrader scores a cell with stderr 0).
 c.IgnorePattern.enabled = True
 c.IgnorePattern.pattern = r"Warning"
