@@ -26,6 +26,7 @@ from traitlets import Unicode
 from attention_course.validation import cell_titles, question_title  # noqa: F401  (the titles Validate shows too)
 
 from .cells import grade_id, is_grade, is_manual, is_task, is_test, nbgrader_meta
+from .gradebook import waits_for_hand_grade
 
 HIDDEN_NOTE = "# (hidden tests ran here when your work was graded)"
 
@@ -37,7 +38,7 @@ class GradesOrPending(GetGrades):
         super()._get_score(cell, resources)
         ids = (grade_id(cell), self.notebook_id, self.assignment_id, self.student_id)
         grade = self.gradebook.find_grade(*ids)
-        pending = bool(grade.needs_manual_grade and grade.manual_score is None)
+        pending = waits_for_hand_grade(grade)
         cell.metadata.nbgrader["pending"] = pending
         if pending:
             resources["nbgrader"]["pending"] = resources["nbgrader"].get("pending", 0) + grade.max_score

@@ -16,6 +16,12 @@ from pathlib import Path
 from .errors import GradingError
 
 
+def waits_for_hand_grade(grade):
+    """An nbgrader Grade with no points yet and a person's to give (what autograde leaves for a free answer:
+    `commit`). A cell the formgrader flagged for review keeps its automatic points until someone changes them."""
+    return bool(grade.needs_manual_grade and grade.manual_score is None and grade.auto_score is None)
+
+
 def sqlite_path(db_url):
     """The file of a sqlite:/// URL, or None for another database."""
     if db_url.startswith("sqlite:///"):
@@ -228,8 +234,7 @@ def read_scores(course, lesson, students):
         cells, h = {}, hashlib.sha256()
         for nb in sub.notebooks:
             for g in nb.grades:
-                pending = g.needs_manual_grade and g.manual_score is None
-                cells[g.name] = (None if pending else float(g.score), float(g.max_score))
+                cells[g.name] = (None if waits_for_hand_grade(g) else float(g.score), float(g.max_score))
                 h.update(repr((g.name, g.auto_score, g.manual_score, g.extra_credit)).encode())
             for c in nb.comments:
                 h.update(repr((c.name, c.auto_comment, c.manual_comment)).encode())

@@ -25,6 +25,7 @@ from . import roster
 from .cli import console
 from .course import Course, default_root
 from .errors import GradingError
+from .gradebook import waits_for_hand_grade
 from .report import safe_cell
 
 # Canvas: the first five columns of its gradebook export/import, then one column per assignment (the
@@ -38,14 +39,9 @@ MOODLE_TOTAL = "Course total (Real)"
 HAND = "the free answer (its points count 0 until graded by hand)"  # a hand grade not given yet
 
 
-def lesson_points(db_url, lessons=None):
-    """({lesson: max points}, {(student, lesson): points}) from the gradebook, lessons in course order."""
-    with Gradebook(db_url) as gb:
-        return points_in(gb, lessons)
-
-
 def points_in(gb, lessons=None):
-    """lesson_points of an open nbgrader Gradebook."""
+    """({lesson: max points}, {(student, lesson): points}) from an open nbgrader Gradebook, lessons in course
+    order."""
     names = sorted(lessons or [a.name for a in gb.assignments])
     maximum = {name: gb.find_assignment(name).max_score for name in names}
     points = {}
@@ -66,14 +62,9 @@ def pending_in(gb, lessons=None):
     for name in names:
         for submission in gb.find_assignment(name).submissions:
             notebooks = submission.notebooks
-            if any(_waiting(g) for nb in notebooks for g in nb.grades):
+            if any(waits_for_hand_grade(g) for nb in notebooks for g in nb.grades):
                 waiting.add((submission.student.id, name))
     return waiting
-
-
-def _waiting(grade):
-    """No points yet and a person's to give: what autograde leaves for a free answer (gradebook.commit)."""
-    return grade.needs_manual_grade and grade.manual_score is None and grade.auto_score is None
 
 
 def _score(points, student, lesson):

@@ -133,6 +133,24 @@ def test_commit_keeps_hand_given_points(book):
     assert gradebook.read_scores(copy, "L", ["ada"])[1] == prints, "the feedback made by a worker is current"
 
 
+def test_one_answer_waits_for_a_hand_grade_in_the_report_the_feedback_and_the_export(book):
+    """The free answer nobody has graded waits (no score yet); an autograded cell the formgrader flagged for review
+    keeps its points. The report, the feedback page and the LMS export ask the same function."""
+    from autograde import lms
+
+    gradebook.commit(book, "L", "ada", results(free=None))
+    with Gradebook(book.db_url) as gb:
+        gb.find_grade("t", "L", "L", "ada").needs_manual_grade = True  # the formgrader's "flag"
+        gb.db.commit()
+        assert lms.pending_in(gb) == {("ada", "L")}
+        waiting = {
+            g.name: gradebook.waits_for_hand_grade(g) for g in gb.find_submission_notebook("L", "L", "ada").grades
+        }
+    assert waiting == {"t": False, "free": True}
+    scores, _ = gradebook.read_scores(book, "L", ["ada"])
+    assert scores == {"ada": {"t": (2.0, 2.0), "free": (None, 3.0)}}
+
+
 def test_commit_is_one_transaction(book, monkeypatch):
     original = Gradebook.find_comment
 
