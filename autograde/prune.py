@@ -11,7 +11,12 @@ may be left out only if all three hold:
    name it reads, every object reachable from them, and what the functions it calls reach), it seeds or draws
    from no global random generator that a kept cell later uses, it changes no module state (default dtypes,
    error modes, threads, matplotlib, sys, os, warnings), writes no file a kept cell may read, and it uses no
-   magic, exec/eval, globals(), star import or %run.
+   magic, exec/eval, globals(), star import or %run. A value holding code (a lambda, a function, a partial, an
+   object of a notebook class) reads what its code reads where it is called; a function keeping state between
+   calls (a mutable default, a list hanging from a function or class) cannot be followed.
+
+A cell the student wrote is held to more (STUDENT_UNFOLLOWABLE): names given as strings (getattr, dunders),
+builtins, IPython's shell or a finaliser there make every cell run.
 
 Whatever the analysis cannot decide, it keeps. The analysis is plain Python (ast, symtable): no nbgrader, no
 kernel; `autograde/prune_nbgrader.py` uses it in nbgrader's Autograde and Validate.
@@ -48,6 +53,17 @@ UNFOLLOWABLE = re.compile(
     r"\b(get_ipython|__main__|__builtins__|inspect|f_globals|f_locals|f_back|sys\.modules|setattr|delattr|"
     r"__dict__|__globals__|ctypes|pickle|dill|shelve)\b"
 )
+# In a cell the student wrote or edited, also these: the namespace or the interpreter reached through a module, a
+# name given as a string, IPython's shell, or a finaliser that runs when a name is rebound (then every cell runs).
+STUDENT_UNFOLLOWABLE = re.compile(
+    r"\b(builtins|user_ns|user_global_ns|run_cell|run_line_magic|run_cell_magic|InteractiveShell|import_module|"
+    r"attrgetter|methodcaller|weakref|finalize|__del__|__getattr__|__getattribute__|getattr|hasattr)\b"
+)
+DUNDER = re.compile(r"__\w+__")
+PLAIN_DUNDERS = set(
+    "__init__ __name__ __doc__ __len__ __getitem__ __setitem__ __call__ __repr__ __str__ __iter__ __next__ "
+    "__contains__ __eq__ __hash__ __enter__ __exit__".split()
+)
 # In a test cell (the course's own code, restored from the gradebook when grading), these may read names given as
 # strings: every identifier in the cell's strings then counts as read.
 NAMESPACE = {"exec", "eval", "compile", "globals", "locals", "vars", "dir()"}
@@ -60,8 +76,11 @@ RNG = re.compile(
     r"poisson)\b|manual_seed|rand(n|int|perm|om)?(_like)?\(|nn\.[A-Z]\w*\(|init\.\w+_?\(|dropout|Dropout|"
     r"(uniform|normal|random|bernoulli|exponential|geometric|cauchy|log_normal)_\(|(RNN|RNNCell|GRU|GRUCell|LSTM|"
     r"LSTMCell|Linear|Bilinear|Embedding|Conv\w*|MultiheadAttention|Transformer\w*|LayerNorm)\(|shuffle\(|sample\(|"
-    r"choice\(|choices\(|permutation\()"
+    r"choice\(|choices\(|permutation\(|multinomial\(|bernoulli\(|poisson\(|default_generator|distributions\.|"
+    r"gumbel_softmax|\w+_dropout|rrelu|SobolEngine|quasirandom)"
 )
+# Modules whose functions draw from a global generator, when a name is bound to them or to one of their functions
+RNG_MODULES = ("random", "numpy.random", "torch.distributions", "torch.quasirandom")
 # Module state that outlives a cell: defaults, error modes, threads, printing, plotting, warnings, the process.
 STATE = re.compile(
     r"\b((torch|np|numpy|mpl|matplotlib|plt|pyplot|ac|attention_course)(\.\w+)*\.(set_\w+|use_\w+|setup|seterr\w*|"
@@ -125,6 +144,11 @@ class Facts:
     unfollowable: str = ""  # why nothing of the notebook may be left out because of this cell ('' if nothing)
     by_name: bool = False  # only because it reads the namespace with names in strings (globals(), eval...)
     strings: set = field(default_factory=set)  # identifiers in the cell's strings
+    carries: dict = field(default_factory=dict)  # name -> global names read by the lambdas its value holds
+    holds: dict = field(default_factory=dict)  # name -> names in its value not called there (functions among them)
+    makes: dict = field(default_factory=dict)  # name -> names its value calls (classes among them: an object of one)
+    classes: set = field(default_factory=set)  # classes it defines
+    called_roots: dict = field(default_factory=dict)  # function -> global names it calls a method of an attribute of
 
 
 def _scope_reads(table, out):
@@ -296,7 +320,17 @@ def _function(node, source):
     roots = {_root(t) for t in stores}
     impure = bool(OPAQUE.search(text) or STATE.search(text) or FILE_WRITE.search(text) or _global_binds(table, set()))
     impure = impure or None in roots or any(isinstance(n, ast.Global) for n in ast.walk(node))
-    return reads, impure, bool(RNG.search(text)), roots & reads
+    impure = impure or any(_kept_between_calls(d) for n in ast.walk(node) if isinstance(n, ast.arguments)
+                           for d in [*n.defaults, *(k for k in n.kw_defaults if k is not None)])  # fmt: skip
+    # `Trace.log.append(x)`, `f.seen.add(x)`: a method called on what hangs from a global may change it
+    methods = [n.func for n in ast.walk(node) if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)]
+    called = {_root(m.value) for m in methods if isinstance(m.value, (ast.Attribute, ast.Subscript))}
+    return reads, impure, bool(RNG.search(text)), roots & reads, (called - {None}) & (reads | {node.name})
+
+
+def _kept_between_calls(default):
+    """A default value that a function may change and see again at its next call (a list, a dict, an object)."""
+    return isinstance(default, (ast.List, ast.Dict, ast.Set, ast.ListComp, ast.DictComp, ast.SetComp, ast.Call))
 
 
 def _parts(stmt):
@@ -350,6 +384,26 @@ def _facts(source):
     return f
 
 
+def _carried(f, stmt):
+    """A value that holds code (a lambda, a function, an object of a class, a partial) reads names when it is called,
+    not when it is made: the names it binds carry what that code reads (`survey` keeps the functions and classes)."""
+    if not isinstance(stmt, (ast.Assign, ast.AnnAssign, ast.AugAssign)) or stmt.value is None:
+        return
+    value = stmt.value
+    lambdas = set()
+    for node in ast.walk(value):
+        if isinstance(node, ast.Lambda):
+            table = symtable.symtable(ast.unparse(node), "lambda", "exec")
+            lambdas |= _scope_reads(table, set())
+    called = {n.func.id for n in ast.walk(value) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)}
+    names = {n.id for n in ast.walk(value) if isinstance(n, ast.Name)} - called
+    for target in _targets(stmt):
+        for name in (n.id for n in ast.walk(target) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)):
+            f.carries.setdefault(name, set()).update(lambdas)
+            f.holds.setdefault(name, set()).update(names)
+            f.makes.setdefault(name, set()).update(called)
+
+
 def _reseed_call(stmt):
     """`name` when the statement is `name.reseed(<constants>)`, else ''."""
     call = stmt.value if isinstance(stmt, ast.Expr) else None
@@ -381,12 +435,15 @@ def _statement(f, stmt, source):
             module = f"{base}.{alias.name}" if base else alias.name
             f.imports[alias.asname or alias.name.split(".")[0]] = module if alias.asname or base else alias.name
     if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-        reads, impure, rng, f.func_roots[stmt.name] = _function(stmt, source)
+        reads, impure, rng, f.func_roots[stmt.name], f.called_roots[stmt.name] = _function(stmt, source)
         f.funcs[stmt.name] = reads
+        if isinstance(stmt, ast.ClassDef):
+            f.classes.add(stmt.name)
         if impure:
             f.impure.add(stmt.name)
         if rng:
             f.rng_funcs.add(stmt.name)
+    _carried(f, stmt)
     text = _executed_text(stmt)
     f.rng = f.rng or bool(RNG.search(text))
     if not f.state and (STATE.search(text) or OPAQUE.search(text)):
@@ -479,9 +536,21 @@ def survey(cells):
         impure |= f.impure
         rng_funcs |= f.rng_funcs
         bound |= f.defs - set(f.funcs) - set(f.imports)
-    # setting attributes or items of a module, a function or a class is a change of state "may change" cannot follow
+    # setting attributes or items of a module, a function or a class is a change of state "may change" cannot follow,
+    # and so is calling a method of what hangs from a function or a class (`Trace.log.append`)
     unfollowed = set(imports) | set(funcs)
     impure |= {name for f in table.values() for name, roots in f.func_roots.items() if roots & unfollowed}
+    impure |= {name for f in table.values() for name, roots in f.called_roots.items() if roots & set(funcs)}
+    code, classes = set(funcs), set().union(*(f.classes for f in table.values()))
+    for f in table.values():  # a name whose value holds code: what that code reads counts where the name is read
+        for name in set(f.carries) | set(f.holds) | set(f.makes):
+            carried = f.carries.get(name, set()) | (f.holds.get(name, set()) & code)
+            carried |= f.makes.get(name, set()) & classes
+            if carried:
+                funcs.setdefault(name, set()).update(carried)
+    rng_funcs |= {n for n, module in imports.items()
+                  if module.startswith(RNG_MODULES) and module.split(".")[0] in ("random", "numpy", "torch")
+                  or RNG.search(module + "(")}  # fmt: skip
     funcs = _closure(funcs)
     impure |= {n for n, reads in funcs.items() if reads & impure}
     rng_funcs |= {n for n, reads in funcs.items() if reads & rng_funcs}
@@ -500,9 +569,10 @@ def _expand(nb, names):
 
 
 def _stateful(nb, names):
-    """The names among these that are bound to a module with state of its own (pyplot, random, sys...)."""
-    return {n for n in names if any(nb.imports.get(n, "") == m or nb.imports.get(n, "").startswith(m + ".")
-                                    for m in STATEFUL_MODULES)}  # fmt: skip
+    """The modules with state of their own (pyplot, random, sys...) that these names are bound to, or to a part of:
+    by module, not by name (`plt` and `pp` may be the same pyplot)."""
+    return {m for n in names for m in STATEFUL_MODULES
+            if nb.imports.get(n, "") == m or nb.imports.get(n, "").startswith(m + ".")}  # fmt: skip
 
 
 @dataclass
@@ -534,7 +604,7 @@ def _must_run(cell, f, nb, release):
     return ""
 
 
-def _needed(f, nb, needed, rng_needed, files_needed):
+def _needed(f, nb, needed, rng_needed, files_needed, modules_needed=frozenset()):
     """Why a later kept cell needs this cell, or ''."""
     defined = f.defs & needed
     if defined:
@@ -544,7 +614,7 @@ def _needed(f, nb, needed, rng_needed, files_needed):
     changed = sorted(n for n in touched if nb.groups.find(n) in reached)
     if changed:
         return f"may change {changed[0]}, which a kept cell reads"
-    modules = _stateful(nb, _expand(nb, f.exposed)) & needed
+    modules = _stateful(nb, _expand(nb, f.exposed)) & modules_needed
     if modules:
         return f"uses {sorted(modules)[0]}, a module with state that a kept cell reads"
     if rng_needed and not f.annotated and (f.rng or f.reads & nb.rng_funcs):
@@ -563,25 +633,48 @@ def plan(cells, release):
     for i, f in nb.facts.items():
         if f.by_name and _is_test(cells[i]):
             f.unfollowable, f.exposed, f.reads = "", f.exposed | f.strings, f.reads | f.strings
+    for i, f in nb.facts.items():  # a test cell is the course's (nbgrader puts it back, hidden tests and all)
+        written = release is not None and fingerprint(cells[i].get("source", "")) not in release
+        if written and not f.unfollowable and not _is_test(cells[i]):
+            f.unfollowable = _student_unfollowable(normalise(cells[i].get("source", "")))
     blocked = next(((i, f.unfollowable) for i, f in nb.facts.items() if f.unfollowable), None)
     if blocked:  # when in doubt, execute: every cell
         why = f"cell {blocked[0]} uses {blocked[1]}, which the analysis cannot follow: every cell runs"
         return Plan({i: why for i in nb.facts}, [])
     run, skip = {}, []
-    needed, rng_needed, files_needed = set(), False, False
+    needed, rng_needed, files_needed, modules_needed = set(), False, False, set()
     for i in sorted(nb.facts, reverse=True):
         f = nb.facts[i]
-        why = _must_run(cells[i], f, nb, release) or _needed(f, nb, needed, rng_needed, files_needed)
+        why = _must_run(cells[i], f, nb, release) or _needed(f, nb, needed, rng_needed, files_needed, modules_needed)
         if not why:
             skip.append(i)
             continue
         run[i] = why
         reads = _expand(nb, f.exposed)
         needed = (needed - f.kills) | reads
+        modules_needed |= _stateful(nb, reads | _expand(nb, f.reads))
         reseeds = f.reseeds_with in nb.reseeders
         rng_needed = not reseeds and (rng_needed or f.rng or bool(reads & nb.rng_funcs))
         files_needed = files_needed or f.file_reads
     return Plan(run, sorted(skip))
+
+
+@functools.lru_cache(maxsize=1024)
+def _student_unfollowable(source):
+    """Why a cell the student wrote reaches what the analysis cannot follow (STUDENT_UNFOLLOWABLE, a dunder name in
+    code or in a string), or ''."""
+    tree = ast.parse(source)  # it parsed for facts()
+    found = STUDENT_UNFOLLOWABLE.search(_code(tree))
+    if found:
+        return f"`{found[0]}`"
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and DUNDER.fullmatch(node.attr) and node.attr not in PLAIN_DUNDERS:
+            return f"`{node.attr}`"
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name in ("__del__", "__getattr__"):
+            return f"`{node.name}`"
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and DUNDER.search(node.value):
+            return f"`{DUNDER.search(node.value)[0]}` in a string"
+    return ""
 
 
 def release_fingerprints(release_nb):

@@ -337,3 +337,81 @@ def test_the_analysis_of_a_source_is_remembered_and_no_plan_changes_it():
     assert prune.facts(by_name) is not prune.facts(by_name)
     tree = ast.parse("x = 'kept'\nprint(f'{x} text')")  # strings blanked for the patterns, then given back
     assert prune._code(tree) == "x = ''\nprint(f'{x}')" and ast.unparse(tree) == "x = 'kept'\nprint(f'{x} text')"
+
+
+# --- what a hostile review found (2026-12-03): each of these once left out a cell a check depended on ------------
+LATE = new_code_cell("SCALE = 3")  # an experiment that binds what a student's code reads later, when it is called
+
+
+@pytest.mark.parametrize(
+    "holder, call",
+    [
+        ("get = lambda: SCALE", "get()"),
+        ("from functools import partial\ndef scale():\n    return SCALE\nget = partial(scale)", "get()"),
+        ("class Notes:\n    def scale(self):\n        return SCALE\nnotes = Notes()", "notes.scale()"),
+    ],
+    ids=["lambda", "partial", "object"],
+)
+def test_code_held_in_a_value_reads_its_names_when_it_is_called(holder, call):
+    assert run(new_code_cell(holder), LATE, answer(f"q = {call}"), check("assert q == 3")) == []
+
+
+@pytest.mark.parametrize(
+    "student",
+    [
+        "class Trace:\n    log = []\ndef f(x):\n    Trace.log.append(x)\n    return x",
+        "def f(x):\n    f.seen.append(x)\n    return x\nf.seen = []",
+        "def f(x, seen=[]):\n    seen.append(x)\n    return x",
+    ],
+    ids=["class-attribute", "function-attribute", "mutable-default"],
+)
+def test_state_kept_by_a_students_function_between_calls_makes_its_callers_run(student):
+    counted = "q = len(Trace.log)" if "Trace" in student else "q = len(f.seen if hasattr(f, 'seen') else [])"
+    cells = [answer(student), new_code_cell("for i in range(5):\n    f(i)"), answer(counted, "q"), check("q")]
+    assert run(*cells) == []
+
+
+@pytest.mark.parametrize(
+    "draw",
+    [
+        "torch.ones(4).multinomial(2)",
+        "torch.tensor([0.5]).bernoulli()",
+        "torch.distributions.Normal(0.0, 1.0).sample()",
+        "torch.nn.functional.gumbel_softmax(torch.zeros(3))",
+        "torch.default_generator.initial_seed()",
+    ],
+)
+def test_every_draw_from_the_global_generator_is_one(draw):
+    assert run(new_code_cell(draw), answer("q = float(torch.rand(1))"), check("assert q >= 0")) == []
+
+
+def test_a_name_bound_to_a_random_function_draws_where_it_is_read():
+    cells = [new_code_cell("from numpy.random import standard_normal as gauss"), new_code_cell("gauss(3)")]
+    assert run(*cells, answer("q = np.random.rand()"), check("assert q >= 0")) == []
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        'q = getattr(f, "__globals__")["SCALE"]',
+        'import builtins\nbuiltins.exec("q = SCALE")',
+        'import operator\nq = operator.attrgetter("__glo" + "bals__")(f)["SCALE"]',
+        'from IPython.core.interactiveshell import InteractiveShell\nq = InteractiveShell.instance().user_ns["SCALE"]',
+        'import importlib\nq = importlib.import_module("__main__").SCALE',
+        "class D:\n    def __del__(self):\n        EVENTS.append(1)\nEVENTS = []\nSCALE = D()\nq = 3",
+        "q = f.__defaults__",
+    ],
+)
+def test_a_student_reaching_names_past_the_analysis_runs_every_cell(source):
+    cells = [new_code_cell("def f():\n    return 1"), LATE, answer(source), check("assert q")]
+    assert run(*cells, edited=(2,)) == []
+
+
+def test_the_stricter_rule_is_for_the_students_code_only():
+    cells = [new_code_cell("def f():\n    return 1"), LATE, answer('q = getattr(f, "__name__")'), check("assert q")]
+    assert run(*cells, edited=(2,)) == [] and run(*cells) == [1]  # in the release (the course's code): followed
+
+
+def test_a_module_with_state_is_followed_under_any_name():
+    cells = [new_code_cell("plt.figure()"), answer("import matplotlib.pyplot as pp\nq = len(pp.get_fignums())")]
+    assert run(*cells, check("assert q")) == []
