@@ -57,7 +57,8 @@ UNFOLLOWABLE = re.compile(
 # name given as a string, IPython's shell, or a finaliser that runs when a name is rebound (then every cell runs).
 STUDENT_UNFOLLOWABLE = re.compile(
     r"\b(builtins|user_ns|user_global_ns|run_cell|run_line_magic|run_cell_magic|InteractiveShell|import_module|"
-    r"attrgetter|methodcaller|weakref|finalize|__del__|__getattr__|__getattribute__|getattr|hasattr)\b"
+    r"attrgetter|methodcaller|weakref|finalize|__del__|__getattr__|__getattribute__|getattr|hasattr|pkgutil|"
+    r"resolve_name|pydoc|locate|timeit|Formatter|vformat|format_map)\b"
 )
 DUNDER = re.compile(r"__\w+__")
 PLAIN_DUNDERS = set(
@@ -77,7 +78,7 @@ RNG = re.compile(
     r"(uniform|normal|random|bernoulli|exponential|geometric|cauchy|log_normal)_\(|(RNN|RNNCell|GRU|GRUCell|LSTM|"
     r"LSTMCell|Linear|Bilinear|Embedding|Conv\w*|MultiheadAttention|Transformer\w*|LayerNorm)\(|shuffle\(|sample\(|"
     r"choice\(|choices\(|permutation\(|multinomial\(|bernoulli\(|poisson\(|default_generator|distributions\.|"
-    r"gumbel_softmax|\w+_dropout|rrelu|SobolEngine|quasirandom)"
+    r"gumbel_softmax|\w+_dropout|rrelu|SobolEngine|quasirandom|random_split|DataLoader|\w*Sampler\b)"
 )
 # Modules whose functions draw from a global generator, when a name is bound to them or to one of their functions
 RNG_MODULES = ("random", "numpy.random", "torch.distributions", "torch.quasirandom")
@@ -148,7 +149,9 @@ class Facts:
     holds: dict = field(default_factory=dict)  # name -> names in its value not called there (functions among them)
     makes: dict = field(default_factory=dict)  # name -> names its value calls (classes among them: an object of one)
     classes: set = field(default_factory=set)  # classes it defines
+    sharing: set = field(default_factory=set)  # those with a list (dict, object) in their body, shared by every object
     called_roots: dict = field(default_factory=dict)  # function -> global names it calls a method of an attribute of
+    made_roots: dict = field(default_factory=dict)  # function -> global names it calls, then a method of the result
 
 
 def _scope_reads(table, out):
@@ -316,16 +319,70 @@ def _function(node, source):
     table = symtable.symtable(ast.unparse(node), "def", "exec")
     reads = {s.get_name() for s in table.get_symbols() if s.is_referenced()}
     reads = (_scope_reads(table, reads) | _global_binds(table, set())) - {node.name}
+    alias = _local_aliases(node)
     stores = [t for n in ast.walk(node) for t in _targets(n) if isinstance(t, (ast.Attribute, ast.Subscript))]
-    roots = {_root(t) for t in stores}
+    roots = {alias.get(_root(t), _root(t)) for t in stores}
     impure = bool(OPAQUE.search(text) or STATE.search(text) or FILE_WRITE.search(text) or _global_binds(table, set()))
     impure = impure or None in roots or any(isinstance(n, ast.Global) for n in ast.walk(node))
-    impure = impure or any(_kept_between_calls(d) for n in ast.walk(node) if isinstance(n, ast.arguments)
-                           for d in [*n.defaults, *(k for k in n.kw_defaults if k is not None)])  # fmt: skip
-    # `Trace.log.append(x)`, `f.seen.add(x)`: a method called on what hangs from a global may change it
-    methods = [n.func for n in ast.walk(node) if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)]
-    called = {_root(m.value) for m in methods if isinstance(m.value, (ast.Attribute, ast.Subscript))}
-    return reads, impure, bool(RNG.search(text)), roots & reads, (called - {None}) & (reads | {node.name})
+    impure = impure or _keeps_state(node)
+    # `Trace.log.append(x)`, `f.seen.add(x)`, `log = Trace.log; log.append(x)`, `Trace().log.append(x)`: a method
+    # called on what hangs from a global may change it
+    called, made = set(), set()
+    for method in (n.func for n in ast.walk(node) if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)):
+        receiver, through_call = method.value, False
+        while isinstance(receiver, (ast.Attribute, ast.Subscript, ast.Call)):
+            through_call = through_call or isinstance(receiver, ast.Call)
+            receiver = receiver.func if isinstance(receiver, ast.Call) else receiver.value
+        root = receiver.id if isinstance(receiver, ast.Name) else None
+        if through_call:
+            made.add(root)  # `Trace().log.append`: the state of Trace if it is a class (survey decides)
+        elif root in alias or not isinstance(method.value, ast.Name):
+            called.add(alias.get(root, root))
+    mine = reads | {node.name}
+    return reads, impure, bool(RNG.search(text)), roots & mine, (called - {None}) & mine, (made - {None}) & mine
+
+
+def _local_aliases(node):
+    """{local name: the global name at the root of what it was bound to} for `log = Trace.log` in a body."""
+    alias = {}
+    for n in ast.walk(node):
+        if isinstance(n, ast.Assign) and isinstance(n.value, (ast.Name, ast.Attribute, ast.Subscript)):
+            for target in n.targets:
+                if isinstance(target, ast.Name) and _root(n.value) not in (None, target.id):
+                    alias[target.id] = _root(n.value)
+    return alias
+
+
+def _keeps_state(node):
+    """A function or class that may keep what it saw from one call to the next: a list as a default, a cache
+    decorator, a list in a class's body."""
+    defaults = [d for n in ast.walk(node) if isinstance(n, ast.arguments)
+                for d in [*n.defaults, *(k for k in n.kw_defaults if k is not None)]]  # fmt: skip
+    decorators = [ast.unparse(d) for n in ast.walk(node) if hasattr(n, "decorator_list") for d in n.decorator_list]
+    return (
+        any(_kept_between_calls(d) for d in defaults)
+        or any(re.search(r"cache|memo", d) for d in decorators)
+        or _changes_class_level_lists(node)
+    )
+
+
+def _shared_in_body(node):
+    """The names a class's body binds to a list, a dict or an object: one for every object of the class."""
+    shared = {t.id for s in node.body if isinstance(s, ast.Assign) and _kept_between_calls(s.value)
+              for t in s.targets if isinstance(t, ast.Name)}  # fmt: skip
+    return shared | {s.target.id for s in node.body if isinstance(s, ast.AnnAssign) and isinstance(s.target, ast.Name)
+                     and s.value is not None and _kept_between_calls(s.value)}  # fmt: skip
+
+
+def _changes_class_level_lists(node):
+    """A class whose methods change a list (dict, object) of the class's own body through `self.` or `cls.`: every
+    object of the class shares it."""
+    if not isinstance(node, ast.ClassDef):
+        return False
+    shared = _shared_in_body(node)
+    touched = [n.func.value for n in ast.walk(node) if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)]
+    touched += [t.value for n in ast.walk(node) for t in _targets(n) if isinstance(t, (ast.Subscript, ast.Attribute))]
+    return any(isinstance(t, ast.Attribute) and t.attr in shared and isinstance(t.value, ast.Name) for t in touched)
 
 
 def _kept_between_calls(default):
@@ -355,6 +412,14 @@ def facts(source):
 
 @functools.lru_cache(maxsize=4096)
 def _facts(source):
+    try:
+        return _analysed(source)
+    except (RecursionError, MemoryError):  # Python compiles deeper code than ast.unparse and symtable can walk
+        why = "code nested too deeply to analyse"
+        return Facts(state=why, unfollowable=why)
+
+
+def _analysed(source):
     f = Facts(annotated=any(line.strip() == ANNOTATION for line in source.split("\n")))
     try:
         tree = ast.parse(source)
@@ -385,23 +450,28 @@ def _facts(source):
 
 
 def _carried(f, stmt):
-    """A value that holds code (a lambda, a function, an object of a class, a partial) reads names when it is called,
-    not when it is made: the names it binds carry what that code reads (`survey` keeps the functions and classes)."""
+    """A value that holds code (a lambda, a generator expression, a function, an object of a class, a partial) reads
+    names when it is called, not when it is made: the names it is stored under (a name, or the root of `box.f`) carry
+    what that code reads (`survey` keeps the functions and classes)."""
     if not isinstance(stmt, (ast.Assign, ast.AnnAssign, ast.AugAssign)) or stmt.value is None:
         return
-    value = stmt.value
-    lambdas = set()
-    for node in ast.walk(value):
-        if isinstance(node, ast.Lambda):
-            table = symtable.symtable(ast.unparse(node), "lambda", "exec")
-            lambdas |= _scope_reads(table, set())
+    value, targets = stmt.value, _targets(stmt)
+    holders = {n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+    holders |= {_root(t) for t in targets if isinstance(t, (ast.Attribute, ast.Subscript))} - {None}
+    lazy, consumed = set(), {id(a) for n in ast.walk(value) if isinstance(n, ast.Call) for a in n.args}
+    if isinstance(stmt, ast.Assign) and any(isinstance(t, (ast.Tuple, ast.List)) for t in stmt.targets):
+        consumed.add(id(value))  # `a, b = (f(x) for x in xs)` unpacks it at once
+    for node in ast.walk(value):  # a generator handed to a call (`sum(x for x in xs)`) is used up there
+        if isinstance(node, ast.Lambda) or isinstance(node, ast.GeneratorExp) and id(node) not in consumed:
+            lazy |= _scope_reads(symtable.symtable(ast.unparse(node), "lazy", "exec"), set())
     called = {n.func.id for n in ast.walk(value) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)}
     names = {n.id for n in ast.walk(value) if isinstance(n, ast.Name)} - called
-    for target in _targets(stmt):
-        for name in (n.id for n in ast.walk(target) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)):
-            f.carries.setdefault(name, set()).update(lambdas)
-            f.holds.setdefault(name, set()).update(names)
-            f.makes.setdefault(name, set()).update(called)
+    for name in holders:
+        f.carries.setdefault(name, set()).update(lazy)
+        f.holds.setdefault(name, set()).update(names)
+        f.makes.setdefault(name, set()).update(called)
+    if isinstance(stmt, ast.Assign) and isinstance(value, (ast.Name, ast.Attribute)) and RNG.search(_code(value) + "."):
+        f.rng_funcs |= holders  # `gen = torch.default_generator`, `npr = np.random`: a generator under another name
 
 
 def _reseed_call(stmt):
@@ -435,10 +505,13 @@ def _statement(f, stmt, source):
             module = f"{base}.{alias.name}" if base else alias.name
             f.imports[alias.asname or alias.name.split(".")[0]] = module if alias.asname or base else alias.name
     if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-        reads, impure, rng, f.func_roots[stmt.name], f.called_roots[stmt.name] = _function(stmt, source)
+        reads, impure, rng, f.func_roots[stmt.name], f.called_roots[stmt.name], made = _function(stmt, source)
+        f.made_roots[stmt.name] = made
         f.funcs[stmt.name] = reads
         if isinstance(stmt, ast.ClassDef):
             f.classes.add(stmt.name)
+            if _shared_in_body(stmt):
+                f.sharing.add(stmt.name)
         if impure:
             f.impure.add(stmt.name)
         if rng:
@@ -540,8 +613,10 @@ def survey(cells):
     # and so is calling a method of what hangs from a function or a class (`Trace.log.append`)
     unfollowed = set(imports) | set(funcs)
     impure |= {name for f in table.values() for name, roots in f.func_roots.items() if roots & unfollowed}
-    impure |= {name for f in table.values() for name, roots in f.called_roots.items() if roots & set(funcs)}
     code, classes = set(funcs), set().union(*(f.classes for f in table.values()))
+    sharing = set().union(*(f.sharing for f in table.values()))
+    impure |= {name for f in table.values() for name, roots in f.called_roots.items() if roots & code}
+    impure |= {name for f in table.values() for name, roots in f.made_roots.items() if roots & sharing}
     for f in table.values():  # a name whose value holds code: what that code reads counts where the name is read
         for name in set(f.carries) | set(f.holds) | set(f.makes):
             carried = f.carries.get(name, set()) | (f.holds.get(name, set()) & code)
@@ -663,11 +738,17 @@ def plan(cells, release):
 def _student_unfollowable(source):
     """Why a cell the student wrote reaches what the analysis cannot follow (STUDENT_UNFOLLOWABLE, a dunder name in
     code or in a string), or ''."""
-    tree = ast.parse(source)  # it parsed for facts()
-    found = STUDENT_UNFOLLOWABLE.search(_code(tree))
+    try:
+        tree = ast.parse(source)  # it parsed for facts()
+        found = STUDENT_UNFOLLOWABLE.search(_code(tree))
+    except (RecursionError, MemoryError):
+        return "code nested too deeply to analyse"
     if found:
         return f"`{found[0]}`"
     for node in ast.walk(tree):
+        format_call = isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "format"
+        if format_call and not isinstance(node.func.value, ast.Constant):  # "{0.__globals__}" built at run time
+            return "`.format` of a string made at run time"
         if isinstance(node, ast.Attribute) and DUNDER.fullmatch(node.attr) and node.attr not in PLAIN_DUNDERS:
             return f"`{node.attr}`"
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name in ("__del__", "__getattr__"):

@@ -415,3 +415,70 @@ def test_the_stricter_rule_is_for_the_students_code_only():
 def test_a_module_with_state_is_followed_under_any_name():
     cells = [new_code_cell("plt.figure()"), answer("import matplotlib.pyplot as pp\nq = len(pp.get_fignums())")]
     assert run(*cells, check("assert q")) == []
+
+
+# --- a second hostile review, of the fixes above ------------------------------------------------------------------
+@pytest.mark.parametrize(
+    "student, counted",
+    [
+        ("def f(x):\n    f.calls += 1\n    return x\nf.calls = 0", "q = f.calls"),
+        (
+            "class Trace:\n    log = []\ndef f(x):\n    log = Trace.log\n    log.append(x)\n    return x",
+            "q = len(Trace.log)",
+        ),
+        ("class Trace:\n    log = []\ndef f(x):\n    Trace().log.append(x)\n    return x", "q = len(Trace.log)"),
+        ("import functools\n@functools.lru_cache\ndef f(x):\n    return x", "q = f.cache_info().hits"),
+        (
+            "class Trace:\n    log = []\n    def add(self, x):\n        self.log.append(x)\ndef f(x):\n"
+            "    Trace().add(x)\n    return x",
+            "q = len(Trace.log)",
+        ),
+        ("def f(x):\n    m = np\n    m.seen = x\n    return x", "q = np.seen"),
+    ],
+    ids=["own-attribute", "local-alias", "new-object", "lru-cache", "class-level-list", "module-alias"],
+)
+def test_more_state_a_students_function_keeps_makes_its_callers_run(student, counted):
+    cells = [answer(student), new_code_cell("for i in range(5):\n    f(i)"), answer(counted, "q"), check("q")]
+    assert run(*cells) == []
+
+
+@pytest.mark.parametrize(
+    "holder, use",
+    [("class Box:\n    pass\nBox.f = lambda: SCALE", "Box.f()"), ("gen = (SCALE for _ in range(3))", "next(gen)")],
+    ids=["attribute", "generator"],
+)
+def test_code_stored_in_an_attribute_or_a_generator_reads_its_names_when_used(holder, use):
+    assert run(new_code_cell(holder), LATE, answer(f"q = {use}"), check("assert q == 3")) == []
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        'import pkgutil\nq = pkgutil.resolve_name("_" * 2 + "main" + "_" * 2 + ":SCALE")',
+        'q = ("{0." + "_" * 2 + "globals" + "_" * 2 + "[SCALE]}").format(f)',
+    ],
+)
+def test_more_names_given_as_strings_run_every_cell(source):
+    cells = [new_code_cell("def f():\n    return 1"), LATE, answer(source), check("assert q")]
+    assert run(*cells, edited=(2,)) == []
+
+
+@pytest.mark.parametrize(
+    "draw",
+    [
+        "torch.utils.data.random_split(range(10), [5, 5])",
+        "list(torch.utils.data.DataLoader(range(10), shuffle=True))",
+    ],
+)
+def test_data_splits_and_shuffled_loaders_draw_from_the_global_generator(draw):
+    assert run(new_code_cell(draw), answer("q = float(torch.rand(1))"), check("assert q >= 0")) == []
+
+
+def test_the_global_generator_under_another_name_is_one():
+    cells = [new_code_cell("torch.rand(1)"), answer("gen = torch.default_generator"), answer("q = gen.seed()", "q")]
+    assert run(*cells, check("assert q")) == []
+
+
+def test_a_cell_too_deep_to_analyse_runs_every_cell_instead_of_crashing():
+    deep = "q = " + " + ".join(["'x'"] * 2000)
+    assert run(new_code_cell("y = 1"), answer(deep), check("assert q")) == []
