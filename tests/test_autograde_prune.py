@@ -482,3 +482,13 @@ def test_the_global_generator_under_another_name_is_one():
 def test_a_cell_too_deep_to_analyse_runs_every_cell_instead_of_crashing():
     deep = "q = " + " + ".join(["'x'"] * 2000)
     assert run(new_code_cell("y = 1"), answer(deep), check("assert q")) == []
+
+
+def test_an_analysis_that_fails_runs_every_cell(monkeypatch):
+    from nbformat.v4 import new_notebook
+
+    nb = new_notebook(cells=[new_code_cell(IMPORTS), new_code_cell("y = 1"), check("pass")])
+    monkeypatch.setattr(prune, "plan", lambda *a: 1 / 0)
+    result = prune.apply(nb, {prune.fingerprint(c.source) for c in nb.cells})
+    assert result.skip == [] and "ZeroDivisionError" in result.run[1]
+    assert not any(prune.SKIP_TAG in c.metadata.get("tags", []) for c in nb.cells)
