@@ -598,8 +598,8 @@ def _closure(funcs):
     return closed
 
 
-def survey(cells):
-    """The Notebook facts of a list of cells."""
+def survey(cells, written=frozenset()):
+    """The Notebook facts of a list of cells (`written`: the indices of the cells the student wrote or edited)."""
     table = {i: facts(c.get("source", "")) for i, c in enumerate(cells) if c.get("cell_type") == "code"}
     imports, funcs, impure, rng_funcs, bound = {}, {}, set(), set(), set()
     for f in table.values():
@@ -632,10 +632,16 @@ def survey(cells):
     data = bound | {n for f in table.values() for n in f.reads} - set(imports) - (set(funcs) - bound)
     data -= BUILTINS
     nb = Notebook(table, imports, funcs, impure, rng_funcs, data, _Groups(), _reseeders(table, imports))
-    for f in table.values():
-        for names in f.links:
-            nb.groups.link(_expand(nb, names) & data)
+    for i, f in table.items():
+        for names in f.links:  # in a student's cell, what goes with a module with state may be changed through it
+            hooks = _module_tokens(nb, names) if i in written else set()  # (`widgets.on_new_explorer(seen.append)`)
+            nb.groups.link((_expand(nb, names) & data) | hooks)
     return nb
+
+
+def _module_tokens(nb, names):
+    """A name in the alias groups for each module with state these names reach."""
+    return {f"<{m}>" for m in _stateful(nb, _expand(nb, names))}
 
 
 def _expand(nb, names):
@@ -684,7 +690,7 @@ def _needed(f, nb, needed, rng_needed, files_needed, modules_needed=frozenset())
     defined = f.defs & needed
     if defined:
         return f"defines {sorted(defined)[0]}, which a kept cell reads"
-    touched = _expand(nb, f.exposed) & nb.data
+    touched = (_expand(nb, f.exposed) & nb.data) | _module_tokens(nb, f.reads)  # a module imported again is the same
     reached = {nb.groups.find(n) for n in needed & nb.data}
     changed = sorted(n for n in touched if nb.groups.find(n) in reached)
     if changed:
@@ -704,13 +710,21 @@ def plan(cells, release):
 
     cells: the notebook's cells (nbformat nodes or dicts); release: the fingerprints of the release's code cells
     (`release_fingerprints`), or None when no release is known (then every cell runs)."""
-    nb = survey(cells)
+    written = (
+        set()
+        if release is None
+        else {
+            i
+            for i, c in enumerate(cells)
+            if c.get("cell_type") == "code" and fingerprint(c.get("source", "")) not in release
+        }
+    )
+    nb = survey(cells, written)
     for i, f in nb.facts.items():
         if f.by_name and _is_test(cells[i]):
             f.unfollowable, f.exposed, f.reads = "", f.exposed | f.strings, f.reads | f.strings
     for i, f in nb.facts.items():  # a test cell is the course's (nbgrader puts it back, hidden tests and all)
-        written = release is not None and fingerprint(cells[i].get("source", "")) not in release
-        if written and not f.unfollowable and not _is_test(cells[i]):
+        if i in written and not f.unfollowable and not _is_test(cells[i]):
             f.unfollowable = _student_unfollowable(normalise(cells[i].get("source", "")))
     blocked = next(((i, f.unfollowable) for i, f in nb.facts.items() if f.unfollowable), None)
     if blocked:  # when in doubt, execute: every cell

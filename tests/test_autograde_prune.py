@@ -492,3 +492,11 @@ def test_an_analysis_that_fails_runs_every_cell(monkeypatch):
     result = prune.apply(nb, {prune.fingerprint(c.source) for c in nb.cells})
     assert result.skip == [] and "ZeroDivisionError" in result.run[1]
     assert not any(prune.SKIP_TAG in c.metadata.get("tags", []) for c in nb.cells)
+
+
+def test_a_callback_a_student_hands_to_a_module_with_state_is_followed():
+    """`plots` keeps what it is given; a later cell of the release draws through it: the student's list may change."""
+    hook = answer("from attention_course import plots\nseen = []\nplots.on_draw(seen.append)")
+    cells = [hook, new_code_cell("from attention_course import plots\nplots.draw(1)"), answer("q = len(seen)", "q")]
+    assert run(*cells, check("assert q"), edited=(0, 2)) == []
+    assert run(*cells, check("assert q")) == [1], "the course's own cells: not linked through the module"
