@@ -19,7 +19,7 @@ A cell the student wrote is held to more (STUDENT_UNFOLLOWABLE): names given as 
 builtins, IPython's shell or a finaliser there make every cell run.
 
 Whatever the analysis cannot decide, it keeps. The analysis is plain Python (ast, symtable): no nbgrader, no
-kernel; `autograde/prune_nbgrader.py` uses it in nbgrader's Autograde and Validate.
+kernel; `autograde/pruning.py` uses it in nbgrader's Autograde, `validate_hook` in Validate.
 
 A lesson's author may mark an experiment cell `# autograde: independent` (LESSON_ANATOMY.md): the cell's use of
 the global random generators is then not a reason to keep it (its definitions and mutations still are).
@@ -624,7 +624,7 @@ def survey(cells, written=frozenset()):
             if carried:
                 funcs.setdefault(name, set()).update(carried)
     rng_funcs |= {n for n, module in imports.items()
-                  if module.startswith(RNG_MODULES) and module.split(".")[0] in ("random", "numpy", "torch")
+                  if module in RNG_MODULES or module.startswith(tuple(m + "." for m in RNG_MODULES))
                   or RNG.search(module + "(")}  # fmt: skip
     funcs = _closure(funcs)
     impure |= {n for n, reads in funcs.items() if reads & impure}
@@ -685,7 +685,7 @@ def _must_run(cell, f, nb, release):
     return ""
 
 
-def _needed(f, nb, needed, rng_needed, files_needed, modules_needed=frozenset()):
+def _needed(f, nb, needed, rng_needed, files_needed, modules_needed):
     """Why a later kept cell needs this cell, or ''."""
     defined = f.defs & needed
     if defined:
