@@ -25,7 +25,8 @@ claim("3.22", _math.log(N_CLASSES))
 # section 6: the model trained from the solution's parts solves the task
 assert accuracy > 0.97 and min(full) > 0.97, (accuracy, full)
 # Every bound below holds with a margin that another CPU, or PyTorch's other CPU code paths, did not flip: measured
-# as is (AVX-512), under ATEN_CPU_CAPABILITY=default with one thread and under ATEN_CPU_CAPABILITY=avx2.
+# as is (AVX-512), under ATEN_CPU_CAPABILITY=default with one thread and under ATEN_CPU_CAPABILITY=avx2, and on an
+# AMD EPYC (AVX2) as is and under ATEN_CPU_CAPABILITY=default with one thread.
 # positions: within 4 points of the best position-blind model (float64 analytics: exact), far below the full model
 claim("21.0", 100 * blind_best)
 assert all(abs(a - blind_best) < 0.04 for a in acc["no positional encoding"]), acc["no positional encoding"]
@@ -61,11 +62,12 @@ assert _gap < 0.05, f"zeroing gives accuracies within a few points of the mean's
 assert min(by_block[1] + zeroed_by_block[1]) < blind_best, "some cases end below the position-blind limit"
 # residual connections: below the position-blind limit in every seed
 assert max(acc["no residual connections"]) < blind_best, acc["no residual connections"]
-# layer norm: a few points at most with 2 blocks; with 4 every run without it below every run with it, loss > 3 times
-_cost2 = [w - wo for w, wo in zip(full, acc["no layer norm"])]
-assert max(_cost2) < 0.06, _cost2
-assert below("4 blocks, no layer norm", "4 blocks"), (acc["4 blocks"], acc["4 blocks, no layer norm"])
-assert mean(loss["4 blocks, no layer norm"]) / mean(loss["4 blocks"]) > 3, "mean test loss more than 3 times higher"
+# layer norm, with 2 blocks as with 4: mean accuracy lower (by more than half a point) and mean test loss at least twice
+# as high. Its cost per seed is left to the printout: an AMD EPYC on the plainest code path lost 11.6 points in one
+# seed with 2 blocks, where other runs lost under 6, and a 4-block run without it came within 0.5 points of one with it
+for _with, _without in (("full model", "no layer norm"), ("4 blocks", "4 blocks, no layer norm")):
+    assert mean(acc[_without]) < mean(acc[_with]) - 0.005, (acc[_with], acc[_without])
+    assert mean(loss[_without]) > 2 * mean(loss[_with]), (loss[_with], loss[_without])
 # the stream sizes of the two 4-block rows: both grow; with layer norm to more than 3 times the input's size;
 # without it, the stream reaching the head more than twice the size of the one the first block reads
 _ln, _no = stream["4 blocks"], stream["4 blocks, no layer norm"]

@@ -19,8 +19,10 @@ assert cheat_honest > unigram_loss
 # the means over SEEDS seeds of the two sampled settings)
 assert tail > 0.02 and plain.topk(V).values[5] < 0.05
 assert fewest == "greedy" and least_real == "temperature 1.5"
-shares = [word_stats[label][0] for label, _, _ in sample_settings]
-assert shares[0] > shares[1] > shares[2], "the middle setting sits in between on the share of real words"
+# the middle setting: more than 1.4 times greedy's distinct words and twice temperature 1.5's share of real words
+# (an AMD EPYC measured 1.8-2.5 and 2.9-3.0 on two code paths); greedy's share against the middle's flips by machine
+shares, distinct = zip(*(word_stats[label] for label, _, _ in sample_settings))
+assert distinct[1] > 1.4 * distinct[0] and shares[1] > 2 * shares[2], word_stats
 # section 5: earlier keys do not change; cached = recomputed logits, far inside 1e-6 in float64
 assert with_cache == without and gaps[torch.float64] < 1e-10 < gaps[torch.float32]
 # section 7 and Q7's model answer. Timings: only ratios within this run, with margins that hold on other CPU code
