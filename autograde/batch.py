@@ -278,7 +278,8 @@ PHASES = [  # (name in timings.json, phase)
 def run(args):
     """Grade args.lesson for the whole class (args: cli.parse_args); returns the rows of grades.csv."""
     warnings.filterwarnings("ignore", message=".*not in session.*")  # nbgrader's add_submission, harmless
-    os.environ["PATH"] = nbgrader_env()["PATH"]  # nbgrader runs `alembic` from PATH
+    os.environ["PATH"] = nbgrader_env()["PATH"]  # nbgrader starts kernels with the first `python` on PATH
+    gradebook.schema_version_in_process()
     batch = Batch.open(args)
     try:
         for name, phase in PHASES:

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from nbgrader.apps import NbGraderAPI
 
-from autograde import prune
+from autograde import gradebook, prune
 from autograde.course import load_config
 from course_dev import lesson_text
 from course_dev.env import use_this_python
@@ -32,7 +32,8 @@ class ReleaseError(Exception):
 
 def release(root=ROOT, names=None):
     root = Path(root).resolve()
-    use_this_python()  # nbgrader calls `alembic` and starts kernels with the first `python` on PATH
+    use_this_python()  # nbgrader starts kernels with the first `python` on PATH
+    gradebook.schema_version_in_process()
     names = names or lessons(root)
     for name in names:
         if source_path(name, root).is_file():

@@ -35,8 +35,10 @@ def enrol(course_root, students):
     from nbgrader.api import Gradebook
 
     from autograde.course import Course
+    from autograde.gradebook import schema_version_in_process
 
     course = Course(course_root)
+    schema_version_in_process()  # a new class's gradebook: no `alembic heads` subprocess
     with Gradebook(course.db_url, course.course_id) as gradebook:
         for student in students:
             gradebook.update_or_create_student(student)

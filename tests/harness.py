@@ -5,6 +5,7 @@ import runpy
 import nbformat
 
 from attention_course import nbclient_fix
+from autograde import gradebook
 from autograde.cells import cells_by_id, exercises, grade_id, is_answer, is_test, nbgrader_meta  # noqa: F401
 from course_dev import kernel, widget_driver
 from course_dev.course import copy_course  # noqa: F401
@@ -40,6 +41,7 @@ MAKE_TEST_KEEPS = {
 
 use_this_python()  # kernels start with the first `python` on PATH (as nbgrader's do): this interpreter
 nbclient_fix.apply()  # jupyter/nbclient#312: widget cells could stall until the cell timeout
+gradebook.schema_version_in_process()  # a test's new gradebook: no `alembic heads` subprocess (2.5 CPU-s)
 
 
 def read(path):

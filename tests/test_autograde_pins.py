@@ -44,3 +44,25 @@ def test_every_override_is_reached_from_what_nbclient_calls():
     called = "".join(inspect.getsource(getattr(AsyncKernelManager, name)) for name in ENTRY_POINTS)
     for name in [n for n in vars(SandboxKernelManager) if n.startswith("_async_")]:
         assert f"self.{name}(" in called, f"{name} is overridden but nothing nbclient calls reaches it"
+
+
+def test_the_gradebook_schema_version_read_in_process_is_the_one_alembic_prints(tmp_path):
+    """gradebook.schema_version_in_process replaces nbgrader's `alembic heads` subprocess: same answer, and nbgrader's
+    Gradebook still asks through nbgrader.api.get_alembic_version for a new database (so the replacement is reached)."""
+    import subprocess
+
+    import nbgrader.api
+    from nbgrader.dbutil import _temp_alembic_ini
+
+    from autograde import gradebook
+    from course_dev.env import use_this_python
+
+    assert "get_alembic_version()" in inspect.getsource(nbgrader.api.Gradebook.__init__)
+    use_this_python()
+    with _temp_alembic_ini(f"sqlite:///{tmp_path / 'unused.db'}") as ini:
+        printed = subprocess.run(["alembic", "-c", ini, "heads"], capture_output=True, text=True, check=True).stdout
+    gradebook.schema_version_in_process()
+    assert nbgrader.api.get_alembic_version() == printed.split()[0]
+    with nbgrader.api.Gradebook(f"sqlite:///{tmp_path / 'new.db'}") as gb:
+        stamped = gb.db.execute(nbgrader.api.text("SELECT version_num FROM alembic_version")).scalar()
+    assert stamped == printed.split()[0]
