@@ -1,4 +1,4 @@
-"""nbgrader end to end on a temporary copy of the course: release every lesson (once per test worker), check
+"""nbgrader end to end on a temporary copy of the course: release every lesson (once per test run), check
 the committed student notebooks are that release, check that what `nbgrader autograde` would run for a fully
 answered submission is the solution notebook, cell for cell, and autograde one for real where it matters.
 
@@ -6,6 +6,8 @@ What the other submissions would show is checked more cheaply elsewhere: a blank
 every test cell of the unanswered student notebook fails (tests/test_lessons.py); partial and hostile
 submissions, through the course's grader, in tests/test_grading.py and tests/test_hub.py."""
 
+import fcntl
+import shutil
 import subprocess
 import sys
 
@@ -30,15 +32,23 @@ from course_dev.course import submission
 
 
 @pytest.fixture(scope="session")
-def course(tmp_path_factory):
-    """A temporary course with every lesson released by one `course_dev.release` run (nbgrader imported once)."""
-    course = copy_course(tmp_path_factory.mktemp("course"), LESSONS)
-    subprocess.run(
-        [sys.executable, "-m", "course_dev.release", "--root", str(course), *LESSONS],
-        cwd=course,
-        check=True,
-        capture_output=True,
-    )
+def course(tmp_path_factory, worker_id):
+    """A temporary course with every lesson released by one `course_dev.release` run (nbgrader imported once),
+    shared by the test workers (the first to need it makes it; about 20 CPU-seconds each): read it, do not change it."""
+    shared = tmp_path_factory.getbasetemp() if worker_id == "master" else tmp_path_factory.getbasetemp().parent
+    course, done = shared / "released_course", shared / "released_course.done"
+    with open(shared / "released_course.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released with the file
+        if not done.exists():
+            shutil.rmtree(course, ignore_errors=True)
+            copy_course(course, LESSONS)
+            subprocess.run(
+                [sys.executable, "-m", "course_dev.release", "--root", str(course), *LESSONS],
+                cwd=course,
+                check=True,
+                capture_output=True,
+            )
+            done.touch()
     return course
 
 
@@ -94,10 +104,12 @@ def test_autograde_would_run_the_solution_cell_for_cell(released):
 
 @pytest.mark.slow
 @pytest.mark.parametrize("lesson", [p for p in lesson_params() if p.values[0] in GRADED_END_TO_END])
-def test_autograde_gives_the_solution_full_marks(released):
+def test_autograde_gives_the_solution_full_marks(released, tmp_path):
     """The released notebook with every answer (code and free text) filled in from the solution, graded by
     stock `nbgrader autograde` (hidden tests restored, nbgrader's timeouts): every test cell scores in full."""
-    course, lesson = released
+    shared, lesson = released
+    course = tmp_path / "course"  # its own copy: this test writes to the gradebook and submitted/
+    shutil.copytree(shared, course)
     nb = read(solution_path(lesson))
     answers = {grade_id(c) for c in nb.cells if nbgrader_meta(c).get("solution")}
     folder = course / "grading" / "submitted" / "full" / lesson
