@@ -26,7 +26,7 @@ claim("3.22", _math.log(N_CLASSES))
 assert accuracy > 0.97 and min(full) > 0.97, (accuracy, full)
 # Every bound below holds with a margin that another CPU, or PyTorch's other CPU code paths, did not flip: measured
 # as is (AVX-512), under ATEN_CPU_CAPABILITY=default with one thread and under ATEN_CPU_CAPABILITY=avx2, and on an
-# AMD EPYC (AVX2) as is and under ATEN_CPU_CAPABILITY=default with one thread.
+# AMD EPYC (AVX2) as is, under ATEN_CPU_CAPABILITY=default with one thread and under avx2 with two BLAS threads.
 # positions: within 4 points of the best position-blind model (float64 analytics: exact), far below the full model
 claim("21.0", 100 * blind_best)
 assert all(abs(a - blind_best) < 0.04 for a in acc["no positional encoding"]), acc["no positional encoding"]
@@ -65,6 +65,7 @@ assert max(acc["no residual connections"]) < blind_best, acc["no residual connec
 # layer norm, with 2 blocks as with 4: mean accuracy lower (by more than half a point) and mean test loss at least twice
 # as high. Its cost per seed is left to the printout: an AMD EPYC on the plainest code path lost 11.6 points in one
 # seed with 2 blocks, where other runs lost under 6, and a 4-block run without it came within 0.5 points of one with it
+under(">80", 100 * min(acc["no layer norm"] + acc["4 blocks, no layer norm"]))  # still learns (worst seen: 88.3)
 for _with, _without in (("full model", "no layer norm"), ("4 blocks", "4 blocks, no layer norm")):
     assert mean(acc[_without]) < mean(acc[_with]) - 0.005, (acc[_with], acc[_without])
     assert mean(loss[_without]) > 2 * mean(loss[_with]), (loss[_with], loss[_without])
