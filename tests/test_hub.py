@@ -13,6 +13,7 @@ import shutil
 import subprocess
 import sys
 import time
+import urllib.parse
 from pathlib import Path
 
 import pytest
@@ -40,9 +41,10 @@ def answer(nb, ids):
     return nb
 
 
-def log_in(chromium, hub, name, password, offline=False):
-    """A Chromium context (its own cookies: one person) logged in to the hub as `name`. offline=True blocks
-    every request that does not go to this machine, and records them in `context.blocked`."""
+def log_in(chromium, hub, name, password, url, offline=False):
+    """A Chromium context (its own cookies: one person) logged in to the hub as `name`, on the page `url` (the
+    login's `next`: JupyterLab is not loaded first only to be left). offline=True blocks every request that does
+    not go to this machine, and records them in `context.blocked`."""
     context = chromium.new_context(viewport={"width": 1280, "height": 900})
     context.blocked = []
     if offline:
@@ -56,17 +58,25 @@ def log_in(chromium, hub, name, password, offline=False):
 
         context.route("**/*", local_only)
     page = context.new_page()
-    page.goto(f"{hub.url}hub/login")
+    page.goto(f"{hub.url}hub/login?{urllib.parse.urlencode({'next': urllib.parse.urlsplit(url).path})}")
     page.fill("input[name=username]", name)
     page.fill("input[name=password]", password)
     page.click("input[type=submit], button[type=submit]")
-    page.wait_for_url(f"**/user/{name}/**", timeout=90_000)
+    page.wait_for_url(lambda now: arrived(now, url), timeout=90_000)
     return context, page
 
 
+def arrived(now, url):
+    """Whether the browser at `now` is on the page `url` or where it redirects inside it (the formgrader to its
+    first tab); quoted or not, whatever the query."""
+    path = lambda u: urllib.parse.unquote(urllib.parse.urlsplit(u).path)  # noqa: E731
+    return path(now).startswith(path(url))
+
+
 def look(page, name, url, expect):
-    """Open `url`, wait for the text `expect`, keep a screenshot for a person to look at."""
-    page.goto(url)
+    """Open `url` (unless the page is there), wait for the text `expect`, keep a screenshot for a person to look at."""
+    if not arrived(page.url, url):
+        page.goto(url)
     page.locator(f"text={expect} >> visible=true").first.wait_for(timeout=90_000)
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(ARTIFACTS / f"hub_{name}.png"))
@@ -175,16 +185,18 @@ def release_and_fetch(hub, instructor):
 def first_look(chromium, hub, record_property):
     """ada's notebook (her menus, Validate) and the instructor's formgrader in the browser; the instructor's context
     and page (open)."""
-    context, page = log_in(chromium, hub, "ada", hub.password)
-    look(page, "ada", f"{hub.url}user/ada/lab/tree/{NOTEBOOK}", "Lesson 1")
+    ada_notebook = f"{hub.url}user/ada/lab/tree/{NOTEBOOK}"
+    context, page = log_in(chromium, hub, "ada", hub.password, ada_notebook)
+    look(page, "ada", ada_notebook, "Lesson 1")
     items = nbgrader_menu(page)
     instructor_only = {"Formgrader", "Course List"} & set(items)
     assert "Assignment List" in items and not instructor_only, f"ada's Nbgrader menu: {items}"
     assert page.locator("text=Create Assignment >> visible=true").count() == 0, "a student sees Create Assignment"
     record_property("hub_validate_seconds", validate_seconds(page))
     context.close()
-    teacher, tpage = log_in(chromium, hub, "instructor", hub.admin_password)
-    look(tpage, "instructor", f"{hub.url}user/instructor/formgrader", LESSON)  # its own tab, not an iframe
+    formgrader = f"{hub.url}user/instructor/formgrader"
+    teacher, tpage = log_in(chromium, hub, "instructor", hub.admin_password, formgrader)
+    look(tpage, "instructor", formgrader, LESSON)  # its own tab, not an iframe
     folder_link = tpage.locator(f"a[href^='/tree/']:has-text('{LESSON}')").first.get_attribute("href")
     tpage.goto(hub.url.rstrip("/") + folder_link)  # nbgrader's link, without /user/instructor/
     tpage.wait_for_url(f"**/user/instructor/lab/tree/**{LESSON}**", timeout=90_000)
@@ -229,10 +241,11 @@ def submit(hub, course, instructor, ada, alan):
 
 def formgrader_offline(chromium, hub, instructor):
     """The formgrader with the network off: maths drawn, the rubric beside the free answer."""
-    teacher, tpage = log_in(chromium, hub, "instructor", hub.admin_password, offline=True)
     notebooks = instructor.call(f"formgrader/api/submitted_notebooks/{LESSON}/{LESSON}")
     ada_id = next(n["id"] for n in notebooks if n["student"] == "ada")
-    look(tpage, "instructor_grading", f"{hub.url}user/instructor/formgrader/submissions/{ada_id}/", "Rubric")
+    grading = f"{hub.url}user/instructor/formgrader/submissions/{ada_id}/"
+    teacher, tpage = log_in(chromium, hub, "instructor", hub.admin_password, grading, offline=True)
+    look(tpage, "instructor_grading", grading, "Rubric")
     assert tpage.locator("text=Deduct nothing for style").first.is_visible(), "the rubric is on the page"
     count, drawn = maths_drawn(tpage)
     assert count and drawn == count, f"{drawn} of {count} formulas drawn in the formgrader"
@@ -254,8 +267,9 @@ def fetch_feedback(chromium, hub, student, totals, hidden):
     titled = re.search(r"Q\d+ — free answer", page_text) and "Test cell" not in page_text
     assert titled, "questions named after the lesson"
     if chromium is not None and student.name == "ada":  # the student's page, opened in the browser, network off
-        context, page = log_in(chromium, hub, "ada", hub.password, offline=True)
-        look(page, "ada_feedback", f"{hub.url}user/ada/files/{path}", "your feedback")
+        feedback = f"{hub.url}user/ada/files/{path}"
+        context, page = log_in(chromium, hub, "ada", hub.password, feedback, offline=True)
+        look(page, "ada_feedback", feedback, "your feedback")
         count, drawn = maths_drawn(page)
         assert count and drawn == count, f"{drawn} of {count} formulas drawn in ada's feedback"
         assert page.locator("nav .pending").first.is_visible(), "the free answer waits for a human"
