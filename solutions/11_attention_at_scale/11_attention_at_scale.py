@@ -1134,20 +1134,22 @@ if traffic:
 # plain attention streams its $T \times T$ matrices through main memory. The PyTorch pinned by this course has such a
 # tiled kernel for the CPU: `F.scaled_dot_product_attention` picks it by default, and `sdpa_kernel(SDPBackend.MATH)`
 # forces the plain computation instead. The cell times both on one head of $T = 2048$, $d = 64$ (float32, one
-# thread, the best of five runs each). With the vectorised code paths PyTorch uses on current CPUs (AVX2,
-# AVX-512) the tiled kernel ran **a few times faster** when we wrote this; with PyTorch's unvectorised fallback
-# (`ATEN_CPU_CAPABILITY=default`) the two take about the same time, because the arithmetic, not the traffic, is then
-# the bottleneck. Your numbers depend on your CPU and on what else runs; the printed ratio is what to read.
+# thread, the best of five runs each). It counts the processor time this thread used (`time.thread_time`), not the
+# time on the clock: while other programs hold the core, the clock runs on but this count stops, so a busy machine
+# does not tilt the comparison. With the vectorised code paths PyTorch uses on current CPUs (AVX2, AVX-512) the tiled
+# kernel is **the faster one**; with PyTorch's unvectorised fallback (`ATEN_CPU_CAPABILITY=default`) the two take
+# about the same time, because the arithmetic, not the traffic, is then the bottleneck. By how much the tiles win
+# depends on your CPU's caches; the printed ratio is what to read.
 
 
 # %%
 def best_time(fn, repeats=5):
-    """The shortest of `repeats` runs of fn(), in seconds (the least disturbed by other programs)."""
+    """The shortest of `repeats` runs of fn(), in seconds of this thread's processor time (the least disturbed)."""
     times = []
     for _ in range(repeats):
-        start = time.perf_counter()
+        start = time.thread_time()
         fn()
-        times.append(time.perf_counter() - start)
+        times.append(time.thread_time() - start)
     return min(times)
 
 

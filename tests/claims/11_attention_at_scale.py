@@ -21,10 +21,11 @@ assert M_IO[-1] == 12 * D_IO**2 and share_at_largest < 1 / 3
 assert all(all(traffic[N, M] == 2 * N * D_IO + 12 * N * N * D_IO**2 // M for M in M_IO) for N in N_IO)
 # Q8: doubling M roughly halves the traffic for a long sequence
 assert all(0.45 < traffic[N_IO[-1], 2 * M] / traffic[N_IO[-1], M] < 0.6 for M in M_IO[:-1])
-# a CPU shows it too: the tiled CPU kernel is a few times faster on the vectorised code paths (a ratio within one run,
-# with a wide margin), about as fast on the unvectorised fallback
+# a CPU shows it too: the tiled CPU kernel is the faster one on the vectorised code paths, about as fast on the
+# unvectorised fallback. A ratio of processor times within one run: 1.5-3.4 on an AVX2 machine quiet or at a load of 6
+# (four `yes` loops and a torch matmul loop), so 1.2 leaves a margin
 if torch.backends.cpu.get_cpu_capability() in ("AVX2", "AVX512"):
-    assert cpu_speedup > 1.5, cpu_speedup
+    assert cpu_speedup > 1.2, cpu_speedup
 else:
     assert 0.5 < cpu_speedup < 2.5, cpu_speedup
 # section 5: the cache bytes equal the formula; uptraining is a fifth of the training, on half of lesson 10's steps
