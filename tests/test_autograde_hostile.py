@@ -113,12 +113,18 @@ def course(tmp_path):
     )
 
 
+@pytest.fixture(scope="module")
+def honest_alone(tmp_path_factory):
+    """The honest submission prepared with no other file beside it: the same in every example, so prepared once."""
+    return prepared(tmp_path_factory.mktemp("alone"), "ada", honest())
+
+
 # --- the property ------------------------------------------------------------------------------------
 
 
 @settings(max_examples=50, deadline=None, database=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(rnd=st.randoms(use_true_random=False), count=st.integers(1, 4))
-def test_any_mutant_gets_one_row_and_leaves_the_honest_control_as_it_was(tmp_path_factory, rnd, count):
+def test_any_mutant_gets_one_row_and_leaves_the_honest_control_as_it_was(tmp_path_factory, honest_alone, rnd, count):
     tmp_path = tmp_path_factory.mktemp("mutant")
     raw = mutate(RELEASED_JSON, rnd, count)
     downloads = tmp_path / "downloads"
@@ -131,8 +137,7 @@ def test_any_mutant_gets_one_row_and_leaves_the_honest_control_as_it_was(tmp_pat
     assert ada.status is None and (tmp_path / "submitted" / "ada" / L / f"{L}.ipynb").read_bytes() == honest()
     result, failure = prepared(tmp_path, "mallory", raw)
     assert failure or nbformat.validate(nbformat.reads(result.decode(), as_version=4)) is None
-    alone = tmp_path_factory.mktemp("alone")
-    assert prepared(tmp_path, "ada", honest()) == prepared(alone, "ada", honest())
+    assert prepared(tmp_path, "ada", honest()) == honest_alone
 
 
 # --- the files the issue found stopping a batch -----------------------------------------------------
