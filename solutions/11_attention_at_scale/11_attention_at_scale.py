@@ -1130,16 +1130,16 @@ if traffic:
 # here, the tiles already move less than a third of plain attention's numbers (printed) — and moving numbers, not
 # arithmetic, is what takes the time.
 #
-# **A CPU shows it too.** A CPU's caches are its fast memory: a tile that fits in them is reused from there, while
-# plain attention streams its $T \times T$ matrices through main memory. The PyTorch pinned by this course has such a
-# tiled kernel for the CPU: `F.scaled_dot_product_attention` picks it by default, and `sdpa_kernel(SDPBackend.MATH)`
-# forces the plain computation instead. The cell times both on one head of $T = 2048$, $d = 64$ (float32, one
-# thread, the best of five runs each). It counts the processor time this thread used (`time.thread_time`), not the
-# time on the clock: while other programs hold the core, the clock runs on but this count stops, so a busy machine
-# does not tilt the comparison. With the vectorised code paths PyTorch uses on current CPUs (AVX2, AVX-512) the tiled
-# kernel is **the faster one**; with PyTorch's unvectorised fallback (`ATEN_CPU_CAPABILITY=default`) the two take
-# about the same time, because the arithmetic, not the traffic, is then the bottleneck. By how much the tiles win
-# depends on your CPU's caches; the printed ratio is what to read.
+# **A CPU shows it too.** A CPU's caches are its fast memory: a tile that fits in them is reused from there, while plain
+# attention streams its $T \times T$ matrices through main memory. The PyTorch pinned by this course has such a tiled
+# kernel for the CPU: `F.scaled_dot_product_attention` picks it by default, and `sdpa_kernel(SDPBackend.MATH)` forces
+# the plain computation instead. The cell times both on one head of $T = 2048$, $d = 64$ (float32, one thread, the best
+# of five runs each). It counts the processor time this thread used (`time.thread_time`), not the time on the clock:
+# while other programs hold the core, the clock runs on but this count stops, so a busy machine tilts the comparison far
+# less (they still share the caches and the memory). With the vectorised code paths PyTorch uses on current CPUs (AVX2,
+# AVX-512) the tiled kernel is **the faster one**; with PyTorch's unvectorised fallback (`ATEN_CPU_CAPABILITY=default`)
+# the two take about the same time, because the arithmetic, not the traffic, is then the bottleneck. By how much the
+# tiles win depends on your CPU's caches; the printed ratio is what to read.
 
 
 # %%
@@ -1161,7 +1161,8 @@ with ac.torch_threads(1):
             kernel_time[name] = best_time(lambda: F.scaled_dot_product_attention(q_cpu, k_cpu, v_cpu))
 cpu_speedup = kernel_time["plain (math)"] / kernel_time["tiled (flash)"]
 print(
-    f"one head, T = 2048, d = 64, float32, one thread, CPU code path {torch.backends.cpu.get_cpu_capability()}: "
+    f"one head, T = 2048, d = 64, float32, one thread, CPU code path {torch.backends.cpu.get_cpu_capability()}, "
+    + "processor time: "
     + ", ".join(f"{name} {seconds * 1e3:.1f} ms" for name, seconds in kernel_time.items())
     + f"; the tiled kernel is {cpu_speedup:.1f} times as fast"
 )
