@@ -60,9 +60,10 @@ lab: $(STAMP) $(LAB_FILES)
 formgrader: $(STAMP) $(LAB_FILES)
 	$(BIN)/jupyter lab --ServerApp.root_dir=. --LabApp.default_url=/formgrader $(LAB_FLAGS)
 
-# The suite CI runs (about 6 minutes on 2 cores; the goal is 10): everything but the repeated cases of the slowest proofs, which
-# `make test-full` adds (every lesson on other CPU code paths and through `make grade`, every lesson read in
-# JupyterLab, the rest of lesson 01's pruned-vs-full proof, the hub on PostgreSQL: tests/harness.py MAKE_TEST_KEEPS).
+# The suite CI runs (6–8 minutes on 2 cores, up to 17 on a slow one; the goal is 10): everything but the repeated cases
+# of the slowest proofs, which `make test-full` adds (every lesson on other CPU code paths and through `make grade`,
+# every lesson read in JupyterLab, the rest of lesson 01's pruned-vs-full proof, the hub on PostgreSQL: tests/harness.py
+# MAKE_TEST_KEEPS).
 test: $(STAMP) $(LAB_FILES) browser-deps
 	$(BIN)/python -m pytest -m "not full" $(PYTEST_ARGS)
 
