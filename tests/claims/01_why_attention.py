@@ -44,8 +44,11 @@ assert all(during[s]["self-attention"].min() > 0.97 for s in (60, 90, 120, 150))
 assert during[90]["RNN + attention"].mean() < 0.6 and during[150]["RNN + attention"].min() > 0.97  # .48 -> 1.00
 claim("36", T_RECALL * np.log2(V_RECALL))
 # 5c: time ∝ T, far above one product; per-step cost flat from d = 1 to 64, arithmetic shows at 128-256
-# (timings on a shared machine: bounds wide enough for background load, tight enough to catch a wrong trend)
-assert 0.7 < rnn_slope < 1.6 and (rnn_s / prod_s).min() > 5 and att_slope > rnn_slope + 0.3
+# (timings on a shared machine: bounds wide enough for background load, tight enough to catch a wrong trend; the sizes
+# are timed in turns, so a machine changing speed mid-measurement slows them alike; the RNN's slope is over T >= 128,
+# where a call's fixed cost does not flatten it: 0.94-0.97 on all three code paths here, in a slow spell too; over all
+# T, timed size after size, it was 0.86-0.89, and 0.655 once in a slow spell)
+assert 0.7 < rnn_slope < 1.3 and (rnn_s / prod_s).min() > 5 and att_slope > rnn_slope + 0.3
 claim("4,096", (2 * 64**2) / (2 * 1**2))
 for _us in step_us.values():
     assert _us[6] < 3 * _us[0] and _us[-1] > 1.5 * _us[6], _us  # quiet: 1.2-1.3x; 2.6x seen under a load of 5
