@@ -989,7 +989,7 @@ rnn_par = torch.nn.RNN(d_par, d_par)
 W_same = torch.randn(d_par, 2 * d_par, generator=g_par) / d_par**0.5  # (64, 128): the RNN's arithmetic
 X_of_T = [torch.randn(T, d_par, generator=g_par) for T in T_list]
 timed = {
-    "RNN (nn.RNN)": lambda X: rnn_par(X),
+    "RNN (nn.RNN)": rnn_par,
     "one product, same arithmetic": lambda X: X @ W_same,
     "attention": lambda X: F.scaled_dot_product_attention(X[None], X[None], X[None]),
 }
@@ -998,7 +998,7 @@ with torch.no_grad():
 seconds = dict(zip(timed, fastest.reshape(len(timed), len(T_list))))
 rnn_s, prod_s, att_s = seconds.values()
 Ts = np.array(T_list, dtype=float)
-long_T = Ts >= 128  # where the fixed cost of a call weighs little: the slope there is the cost per token's
+long_T = Ts >= 128  # where a call's fixed cost weighs little, so the slope there is the cost per token's
 rnn_slope = np.polyfit(np.log(Ts[long_T]), np.log(rnn_s[long_T]), 1)[0]  # over the four largest T
 att_slope = np.polyfit(np.log(Ts[-3:]), np.log(att_s[-3:]), 1)[0]  # over the three largest T
 
