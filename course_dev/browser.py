@@ -13,6 +13,7 @@ makes the tests skip, which is how to check the skip); with CI=true a missing br
 
 import json
 import os
+import random
 import re
 import shutil
 import signal
@@ -49,10 +50,35 @@ HOW_TO_ENABLE = (
 )
 
 
-def free_port():
+def _ephemeral_low():
+    """The first port of the range the kernel hands out for bind(0) and outgoing connections (Linux: 32768)."""
+    try:
+        return int(Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        return 32768
+
+
+def _port_free(port):
     with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+        try:
+            s.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+    return True
+
+
+def free_port(count=1):
+    """A loopback port P such that P .. P+count-1 are free (a hub takes three in a row), chosen at random below the
+    ephemeral range: the kernels, browsers and clients started beside a test take their ports from that range, so
+    none of them can take a server's port between this check and the server binding it (a hub once failed to start
+    with "Address already in use" on its second port during a full run)."""
+    low = _ephemeral_low()
+    first, last = (10_000, low - count) if low - count > 10_000 else (1024, 65_536 - count)  # else: anywhere
+    for _ in range(500):
+        port = random.randrange(first, last)
+        if all(_port_free(p) for p in range(port, port + count)):
+            return port
+    raise RuntimeError(f"no {count} free loopback ports in a row between {first} and {last + count}")
 
 
 # Settings for the scratch JUPYTERLAB_SETTINGS_DIR: no news pop-up over the notebook.

@@ -104,7 +104,7 @@ class UserServer:
 class ClassHub:
     def __init__(self, state, course_root, db_url=None):
         self.state, self.course_root, self.db_url = Path(state), Path(course_root), db_url
-        self.port = free_port()
+        self.port = free_port(3)  # the proxy's; the hub's API and the proxy's API take the next two
         self.url = f"http://127.0.0.1:{self.port}/"
         self.token = secrets.token_hex(16)
         self.password, self.admin_password = secrets.token_urlsafe(9), secrets.token_urlsafe(24)
@@ -133,16 +133,24 @@ class ClassHub:
             stderr=subprocess.STDOUT,
             start_new_session=True,
         )
-        deadline = time.monotonic() + 60
+        try:
+            self._wait_ready()
+        except BaseException:  # a hub that failed at start may have left its proxy running: stop both
+            self.__exit__(None, None, None)
+            raise
+        return self
+
+    def _wait_ready(self, seconds=60):
+        deadline = time.monotonic() + seconds
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
                 raise RuntimeError(f"the hub exited at start:\n{self.log_tail()}")
-            try:
-                self.api("")
-                return self
+            try:  # a short wait per try: whatever holds a port the hub could not bind may take requests and not answer
+                request(f"{self.url}hub/api/", token=self.token, timeout=5)
+                return
             except (urllib.error.URLError, ConnectionError, TimeoutError):
                 time.sleep(0.3)
-        raise RuntimeError(f"the hub did not answer in 60 s:\n{self.log_tail()}")
+        raise RuntimeError(f"the hub did not answer in {seconds} s:\n{self.log_tail()}")
 
     def __exit__(self, *exc):
         """Stop the hub (it stops every user's server and its proxy), then make sure nothing is left."""

@@ -10,6 +10,7 @@ import json
 import os
 import re
 import shutil
+import socket
 import subprocess
 import sys
 import time
@@ -379,6 +380,20 @@ def load_hub_config(tmp_path, course_root, state=None):
         for k, v in old.items():
             os.environ.pop(k) if v is None else os.environ.__setitem__(k, v)
     return namespace
+
+
+def test_a_hub_that_cannot_start_fails_loudly_and_leaves_nothing_running(tmp_path):
+    """A hub whose own API port is taken exits after it has started its proxy: the test's hub says why within seconds
+    (the port's holder may take the request and never answer) and stops the proxy too (a full run once left it
+    running for the rest of the run)."""
+    hub = ClassHub(tmp_path / "state", copy_course(tmp_path / "course", [LESSON], extra=MAKE_FILES))
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", hub.port + 1))
+        taken.listen()
+        with pytest.raises(RuntimeError, match="(?s)the hub exited at start.*Address already in use"):
+            with hub:
+                pass
+    assert not hub.leftovers(), f"processes left running after the hub failed: {hub.leftovers()}"
 
 
 def test_hub_sets_up_each_users_server(tmp_path):
