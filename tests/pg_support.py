@@ -50,32 +50,41 @@ class Postgres:
         self.folder.chmod(0o755)
         if self.as_root:
             shutil.chown(self.folder, "nobody")
-        self._run(
-            pg_bin("initdb"),
-            "-D",
-            str(self.data),
-            "-U",
-            "postgres",
-            "--auth=trust",
-            "-E",
-            "UTF8",
-            "--no-sync",
-            "--locale=C",
-        )
-        options = f"-p {self.port} -h 127.0.0.1 -k {self.folder} -F"
-        self._run(
-            pg_bin("pg_ctl"),
-            "-D",
-            str(self.data),
-            "-o",
-            options,
-            "-l",
-            str(self.folder / "log"),
-            "-w",
-            "-t",
-            "60",
-            "start",
-        )
+        try:
+            self._run(
+                pg_bin("initdb"),
+                "-D",
+                str(self.data),
+                "-U",
+                "postgres",
+                "--auth=trust",
+                "-E",
+                "UTF8",
+                "--no-sync",
+                "--locale=C",
+            )
+            options = f"-p {self.port} -h 127.0.0.1 -k {self.folder} -F"
+            self._run(
+                pg_bin("pg_ctl"),
+                "-D",
+                str(self.data),
+                "-o",
+                options,
+                "-l",
+                str(self.folder / "log"),
+                "-w",
+                "-t",
+                "60",
+                "start",
+            )
+        except subprocess.CalledProcessError as error:  # nothing left behind: a server -w gave up on, the folder
+            log = self.log()
+            try:
+                self.__exit__()
+            except subprocess.CalledProcessError:
+                pass
+            message = f"PostgreSQL did not start on port {self.port}: {error.stderr.strip()}\n{log}"
+            raise RuntimeError(message) from error
         return self
 
     def __exit__(self, *exc):
