@@ -70,7 +70,7 @@ test: $(STAMP) $(LAB_FILES) browser-deps
 test-full: $(STAMP) $(LAB_FILES) browser-deps
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
-# The everyday tier (about 2 minutes): everything but the tests marked slow (README.md, "What make test checks",
+# The everyday tier (2–3 minutes): everything but the tests marked slow (README.md, "What make test checks",
 # lists them).
 test-fast: $(STAMP)
 	$(BIN)/python -m pytest -m "not slow" $(PYTEST_ARGS)
