@@ -65,7 +65,11 @@ class LiveKernel(kernel.LiveKernel):
 
     def __enter__(self):
         super().__enter__()
-        self.run(widget_driver.RECORD_SOURCE)
+        try:
+            self.run(widget_driver.RECORD_SOURCE)
+        except BaseException:  # the kernel is running: stop it, as `with` would not
+            self.__exit__(None, None, None)
+            raise
         return self
 
 
