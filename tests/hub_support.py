@@ -160,8 +160,10 @@ class ClassHub:
                 self.process.wait(10)
             except subprocess.TimeoutExpired:
                 os.killpg(self.process.pid, signal.SIGKILL)
-        for proc in self.leftovers():
+        leftovers = self.leftovers()
+        for proc in leftovers:
             proc.kill()
+        psutil.wait_procs(leftovers, timeout=10)  # gone before anyone looks for them again
         self.log.close()
 
     def leftovers(self):
