@@ -7,12 +7,15 @@ with LiveKernel(path) as kernel:
 """
 
 import os
+import shutil
 import subprocess
+import tempfile
 import time
 from pathlib import Path
 
 import nbformat
 from nbclient import NotebookClient
+from traitlets.config import Config
 
 
 def errors(outputs):
@@ -33,14 +36,25 @@ def describe(outputs):
     return "; ".join(lines + ([f"stderr: {stderr(outputs)[:300]}"] if stderr(outputs) else []))
 
 
+def ipc_config(folder):
+    """Configuration for nbclient's kernel: ZMQ ipc sockets in `folder` (a short path of its own) instead of TCP ports
+    (LiveKernel says why)."""
+    return Config(KernelManager={"transport": "ipc", "ip": os.path.join(folder, "k")})
+
+
 class LiveKernel:
     """Run a notebook's cells in one kernel (started with the first `python` on PATH, as nbgrader's are) and keep
-    the kernel for more code afterwards. `quiet` sends the kernel's own stderr (library warnings) to /dev/null."""
+    the kernel for more code afterwards. `quiet` sends the kernel's own stderr (library warnings) to /dev/null.
+
+    The kernel listens on ZMQ ipc sockets in a folder of its own, as the grader's do: TCP ports would be picked free
+    and then bound by the kernel a moment later, and on a busy machine, with browsers, servers and other kernels
+    taking ports beside it, another process could take one in between."""
 
     def __init__(self, path, timeout=120, quiet=False, env=None):
         self.path = Path(path)
         self.env = env  # extra environment variables for the kernel (e.g. another PyTorch CPU code path)
         self.nb = nbformat.read(str(self.path), as_version=4)
+        self.sockets = tempfile.mkdtemp(prefix="lk-", dir="/tmp")  # short: AF_UNIX paths are limited to 107 bytes
         self.client = NotebookClient(
             self.nb,
             timeout=timeout,
@@ -48,6 +62,7 @@ class LiveKernel:
             allow_errors=True,
             resources={"metadata": {"path": str(self.path.parent)}},
             shutdown_kernel="immediate",  # nothing of it is needed afterwards: no polite request, no wait
+            config=ipc_config(self.sockets),
         )
         self.quiet = quiet
         self.cell_seconds = []
@@ -57,11 +72,18 @@ class LiveKernel:
         if self.env:
             options["env"] = {**os.environ, **self.env}
         self._setup = self.client.setup_kernel(**options)
-        self._setup.__enter__()
+        try:
+            self._setup.__enter__()
+        except BaseException:  # no kernel: `with` will not call __exit__, so the socket folder goes here
+            shutil.rmtree(self.sockets, ignore_errors=True)
+            raise
         return self
 
     def __exit__(self, *exc):
-        return self._setup.__exit__(*exc)
+        try:
+            return self._setup.__exit__(*exc)
+        finally:
+            shutil.rmtree(self.sockets, ignore_errors=True)
 
     def run_all(self):
         """Run every code cell in order; return the wall time in seconds."""

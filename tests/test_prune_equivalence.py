@@ -13,6 +13,7 @@ reads for partial credit), so the same points per question.
 
 import copy
 import os
+import tempfile
 
 import pytest
 from conftest import lesson_params
@@ -21,6 +22,7 @@ from nbclient import NotebookClient
 from nbformat.v4 import new_code_cell, new_notebook
 
 from autograde import prune
+from course_dev.kernel import ipc_config
 
 
 def outcomes(nb):
@@ -39,14 +41,16 @@ def execute(nb, release, path, pruned):
     """The notebook run top to bottom, pruned against `release` (fingerprints) or full; returns (outcomes, plan)."""
     nb = copy.deepcopy(nb)
     plan = prune.apply(nb, release) if pruned else None
-    NotebookClient(
-        nb,
-        timeout=300,
-        kernel_name="python3",
-        allow_errors=True,
-        resources={"metadata": {"path": str(path)}},
-        shutdown_kernel="immediate",
-    ).execute()
+    with tempfile.TemporaryDirectory(prefix="lk-", dir="/tmp") as sockets:
+        NotebookClient(
+            nb,
+            timeout=300,
+            kernel_name="python3",
+            allow_errors=True,
+            resources={"metadata": {"path": str(path)}},
+            shutdown_kernel="immediate",
+            config=ipc_config(sockets),
+        ).execute()
     if plan is not None:
         assert all(prune.NOTE in nb.cells[i].outputs[0]["text"] for i in plan.skip), "a left-out cell shows the note"
     return outcomes(nb), plan
